@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Cutover",
+    products: [
+        .library(name: "Cutover", targets: ["Cutover"]),
+        .library(name: "PostgresClient", targets: ["PostgresClient"]),
+    ],
+    targets: [
+        // libpq, found through pkg-config; the only C in the package.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        // Swift over libpq: connections, queries, rows, errors, transactions, pool, notifications.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        // The pure core: contract, errors, router, codecs, phase state machine. No I/O.
+        .target(name: "Cutover"),
+        // Shared by the test targets: the PostgreSQL test database harness and the
+        // contract suite every DraftWriting must pass.
+        .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
+
+        .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"]),
+        .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+    ]
+}

@@ -1,0 +1,2 @@
+import Testing
+public func probe() { #expect(1 == 1) }

@@ -1,0 +1,3 @@
+import Testing
+import CutoverTestSupport
+@Test func p() { probe() }

@@ -1,0 +1,3 @@
+import Testing
+import PostgresClient
+@Test func v() { #expect(PGProbe.version() > 0) }

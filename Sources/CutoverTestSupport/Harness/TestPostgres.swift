@@ -1,0 +1,111 @@
+import Foundation
+import PostgresClient
+import Synchronization
+
+/// The PostgreSQL server the integration tests run against, and a database per suite.
+///
+/// With `DATABASE_URL` set, that server is used (its role needs CREATEDB). Otherwise one
+/// ephemeral cluster is started for the whole test process on first use, and stopped and
+/// deleted when the process exits (a watchdog does it if the process dies). When no server can
+/// be had, ``database(_:)`` throws with the reason, so the tests fail rather than pass unseen.
+public enum TestPostgres {
+    private static let server = Mutex<Task<Server, any Error>?>(nil)
+    private static let created = Mutex<[String]>([])
+    private static let counter = Atomic<Int>(0)
+    private static let ownCluster = Mutex<EphemeralCluster?>(nil)
+
+    /// The server in use: a URL for its maintenance database, and the cluster when we own it.
+    public struct Server: Sendable {
+        /// A connection string for the server's `postgres` database.
+        public let adminConnectionString: String
+        /// The ephemeral cluster, when the tests started one.
+        public let cluster: EphemeralCluster?
+    }
+
+    /// The server, started on first use.
+    public static func shared() async throws -> Server {
+        let task = server.withLock { task in
+            if let task { return task }
+            let started = Task { try await start() }
+            task = started
+            return started
+        }
+        return try await task.value
+    }
+
+    /// A new, empty database for one suite, so that suites never see each other's rows.
+    ///
+    /// - Parameter label: a name for the suite, kept in the database's name for diagnosis.
+    public static func database(_ label: String) async throws -> TestDatabase {
+        let server = try await shared()
+        let safeLabel = String(label.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
+        let name = "t_\(safeLabel)_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)"
+        let admin = PostgresPool(configuration: adminConfiguration(server), maximumConnections: 1)
+        defer { Task { await admin.shutdown() } }
+        try await admin.withConnection { connection in
+            try connection.execute(unsafeSQL: "CREATE DATABASE " + connection.quoteIdentifier(name))
+        }
+        created.withLock { $0.append(name) }
+        return TestDatabase(name: name, connectionString: connectionString(server.adminConnectionString, database: name))
+    }
+
+    private static func adminConfiguration(_ server: Server) -> PostgresConfiguration {
+        PostgresConfiguration(connectionString: server.adminConnectionString, applicationName: "cutover-tests",
+                              connectTimeout: .seconds(10))
+    }
+
+    private static func start() async throws -> Server {
+        if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+            atexit { TestPostgres.dropCreatedDatabases() }
+            return Server(adminConnectionString: url, cluster: nil)
+        }
+        let cluster = try await EphemeralCluster.start()
+        ownCluster.withLock { $0 = cluster }
+        atexit { TestPostgres.stopCluster() }
+        return Server(adminConnectionString: cluster.url(), cluster: cluster)
+    }
+
+    /// Replaces the database of a connection string (URI or keyword/value form).
+    public static func connectionString(_ base: String, database: String) -> String {
+        if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://"),
+           var components = URLComponents(string: base) {
+            components.path = "/" + database
+            return components.string ?? base
+        }
+        return base + " dbname='" + database.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+    }
+
+    private static func stopCluster() {
+        ownCluster.withLock { $0 }?.stop()
+    }
+
+    private static func dropCreatedDatabases() {
+        let names = created.withLock { $0 }
+        guard !names.isEmpty, let url = ProcessInfo.processInfo.environment["DATABASE_URL"],
+              let connection = try? PostgresConnection(configuration: .init(connectionString: url)) else { return }
+        for name in names {
+            if let quoted = try? connection.quoteIdentifier(name) {
+                _ = try? connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")
+            }
+        }
+    }
+}
+
+/// A database created for one suite.
+public struct TestDatabase: Sendable {
+    /// The database's name.
+    public let name: String
+    /// A connection string for it (it carries the server's password when there is one).
+    public let connectionString: String
+
+    /// A configuration for it.
+    public func configuration(applicationName: String? = nil) -> PostgresConfiguration {
+        PostgresConfiguration(connectionString: connectionString, applicationName: applicationName,
+                              connectTimeout: .seconds(10))
+    }
+
+    /// Opens a connection to it (blocking: for tests).
+    public func connect(applicationName: String? = nil) throws -> PostgresConnection {
+        try PostgresConnection(configuration: configuration(applicationName: applicationName))
+    }
+}

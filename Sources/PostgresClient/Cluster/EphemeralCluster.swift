@@ -1,0 +1,204 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throw-away PostgreSQL server in a temporary folder, for tests and demos.
+///
+/// ``start(options:)`` runs `initdb` and `pg_ctl` (found on `PATH` or under
+/// `/usr/lib/postgresql/*/bin`) on a free loopback port with a private socket folder and a
+/// random superuser password; as root it runs them as the `postgres` user, since PostgreSQL
+/// refuses to run as root. ``stop()`` stops the server and deletes the folder. A watchdog
+/// process does the same if this process dies without stopping it (a crash, SIGKILL, Ctrl-C).
+///
+/// ```swift
+/// let cluster = try await EphemeralCluster.start()
+/// defer { cluster.stop() }
+/// let connection = try PostgresConnection(configuration: cluster.configuration())
+/// ```
+public final class EphemeralCluster: Sendable {
+    /// How to start the cluster.
+    public struct Options: Sendable {
+        /// Server settings written to `postgresql.conf`.
+        public var settings: [String: String]
+        /// Trade durability for speed (`fsync`, `synchronous_commit` and `full_page_writes`
+        /// off). Right for tests and demos; wrong for benchmarks of commit cost.
+        public var isDurable: Bool
+        /// How long to wait for the server to accept connections.
+        public var startTimeout: Duration
+
+        /// The defaults: fast and non-durable, 300 connections.
+        public init(settings: [String: String] = [:], isDurable: Bool = false, startTimeout: Duration = .seconds(60)) {
+            self.settings = settings
+            self.isDurable = isDurable
+            self.startTimeout = startTimeout
+        }
+    }
+
+    /// The temporary folder holding the data, socket and log.
+    public let directory: String
+    /// The loopback TCP port the server listens on.
+    public let port: Int
+    /// The superuser's name.
+    public let user: String
+    private let password: String
+    private let tools: PostgresTools
+    private let stopped = StopFlag()
+
+    /// The data folder.
+    public var dataDirectory: String { directory + "/data" }
+    /// The server's log file.
+    public var logFile: String { directory + "/server.log" }
+
+    private init(directory: String, port: Int, user: String, password: String, tools: PostgresTools) {
+        self.directory = directory
+        self.port = port
+        self.user = user
+        self.password = password
+        self.tools = tools
+    }
+
+    deinit { stop() }
+
+    /// A `postgresql://` URI for a database of the cluster, password included: keep it out of
+    /// logs (``PasswordRedaction`` removes it from any text).
+    public func url(database: String = "postgres") -> String {
+        var components = URLComponents()
+        components.scheme = "postgresql"
+        components.user = user
+        components.password = password
+        components.host = "127.0.0.1"
+        components.port = port
+        components.path = "/" + database
+        return components.string!
+    }
+
+    /// A configuration for a database of the cluster.
+    public func configuration(database: String = "postgres", applicationName: String? = nil) -> PostgresConfiguration {
+        PostgresConfiguration(connectionString: url(database: database), applicationName: applicationName,
+                              connectTimeout: .seconds(10))
+    }
+
+    /// Starts a new cluster without blocking Swift's cooperative threads.
+    public static func start(options: Options = Options()) async throws -> EphemeralCluster {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try startBlocking(options: options) })
+            }
+            thread.name = "cutover-cluster-start"
+            thread.start()
+        }
+    }
+
+    /// Starts a new cluster, blocking the calling thread for the few seconds it takes.
+    public static func startBlocking(options: Options = Options()) throws -> EphemeralCluster {
+        let tools = try PostgresTools.locate()
+        let directory = try tools.makePrivateDirectory()
+        do {
+            let password = randomHex(bytes: 16)
+            let passwordFile = directory + "/pwfile"
+            try tools.writeFile(passwordFile, contents: password + "\n")
+            try tools.run(tools.initdb, ["-D", directory + "/data", "-U", "postgres", "--pwfile=" + passwordFile,
+                                         "--auth-local=trust", "--auth-host=scram-sha-256",
+                                         "--encoding=UTF8", "--locale=C", "--no-sync"],
+                          log: directory + "/initdb.log", what: "initdb")
+            try? FileManager.default.removeItem(atPath: passwordFile)
+            try tools.makeSocketDirectory(directory + "/socket")
+            var lastError: (any Error)?
+            for _ in 0..<3 {
+                let port = try freePort()
+                try tools.writeSettings(dataDirectory: directory + "/data",
+                                        settings: baseSettings(port: port, directory: directory, options: options))
+                do {
+                    try tools.run(tools.pgCtl, ["start", "-D", directory + "/data", "-l", directory + "/server.log",
+                                                "-w", "-t", String(options.startTimeout.components.seconds)],
+                                  log: directory + "/pg_ctl.log", what: "pg_ctl start")
+                    let cluster = EphemeralCluster(directory: directory, port: port, user: "postgres",
+                                                   password: password, tools: tools)
+                    tools.startWatchdog(directory: directory)
+                    return cluster
+                } catch {
+                    lastError = error
+                    // Another process may have taken the port between the probe and the start.
+                    let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+                    guard log.contains("could not bind") || log.contains("could not create any TCP/IP sockets") else {
+                        throw error
+                    }
+                }
+            }
+            throw lastError!
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    /// Stops the server at once (fast shutdown) and deletes its folder. Safe to call twice.
+    public func stop() {
+        guard !stopped.isSet else { return }
+        stopped.set()
+        try? tools.run(tools.pgCtl, ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-t", "30"],
+                       log: nil, what: "pg_ctl stop")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the server abruptly (`immediate`, like a crash) and starts it again on the same
+    /// port, as fault-injection tests need.
+    public func restartImmediately() throws {
+        try tools.run(tools.pgCtl, ["stop", "-D", dataDirectory, "-m", "immediate", "-w"], log: nil, what: "pg_ctl stop")
+        try tools.run(tools.pgCtl, ["start", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60"],
+                      log: nil, what: "pg_ctl start")
+    }
+
+    private static func baseSettings(port: Int, directory: String, options: Options) -> [String: String] {
+        var settings = [
+            "listen_addresses": "'127.0.0.1'",
+            "port": String(port),
+            "unix_socket_directories": "'\(directory)/socket'",
+            "max_connections": "300",
+            "shared_buffers": "'128MB'",
+            "logging_collector": "off",
+            "log_min_messages": "warning",
+        ]
+        if !options.isDurable {
+            settings["fsync"] = "off"
+            settings["synchronous_commit"] = "off"
+            settings["full_page_writes"] = "off"
+        }
+        settings.merge(options.settings) { _, new in new }
+        return settings
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw EphemeralClusterError(message: "cannot open a socket to find a free port") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else { throw EphemeralClusterError(message: "cannot bind a loopback socket to find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        }.joined()
+    }
+}
+
+/// Why an ephemeral cluster could not be started.
+public struct EphemeralClusterError: Error, Sendable, CustomStringConvertible {
+    /// One line saying what failed and what to do.
+    public var message: String
+    public var description: String { message }
+}

@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The PostgreSQL server programs, and how to run them as a user PostgreSQL accepts.
+struct PostgresTools: Sendable {
+    let initdb: String
+    let pgCtl: String
+    /// The account the server runs as when this process is root: PostgreSQL refuses root.
+    let serverAccount: (name: String, uid: uid_t, gid: gid_t)?
+
+    /// Finds `initdb` and `pg_ctl` on PATH, else in the newest `/usr/lib/postgresql/*/bin`.
+    static func locate() throws -> PostgresTools {
+        var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        folders += versions.map { "/usr/lib/postgresql/\($0)/bin" }
+        guard let folder = folders.first(where: {
+            FileManager.default.isExecutableFile(atPath: $0 + "/initdb")
+                && FileManager.default.isExecutableFile(atPath: $0 + "/pg_ctl")
+        }) else {
+            throw EphemeralClusterError(
+                message: "cannot start a PostgreSQL server: initdb and pg_ctl were not found on PATH or under /usr/lib/postgresql/*/bin (install the postgresql package, or set DATABASE_URL to an existing server)")
+        }
+        var account: (String, uid_t, gid_t)?
+        if geteuid() == 0 {
+            guard let entry = getpwnam("postgres") else {
+                throw EphemeralClusterError(
+                    message: "cannot start a PostgreSQL server as root: PostgreSQL refuses to run as root and there is no 'postgres' user to run it as (install the postgresql package, or run as another user)")
+            }
+            account = ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
+        }
+        return PostgresTools(initdb: folder + "/initdb", pgCtl: folder + "/pg_ctl", serverAccount: account)
+    }
+
+    /// A new folder under the temporary folder, owned by the server's account.
+    func makePrivateDirectory() throws -> String {
+        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        var template = Array((base + "/cutover-pg-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw EphemeralClusterError(message: "cannot create a temporary folder under \(base): errno \(errno)")
+        }
+        let path = String(cString: made)
+        try handOver(path)
+        return path
+    }
+
+    /// A folder for the server's socket, owned by the server's account.
+    func makeSocketDirectory(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        try handOver(path)
+    }
+
+    /// Writes a file readable only by the server's account.
+    func writeFile(_ path: String, contents: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw EphemeralClusterError(message: "cannot write \(path)")
+        }
+        try handOver(path)
+    }
+
+    /// Appends settings to `postgresql.conf`; later lines win, so a retry may append again.
+    func writeSettings(dataDirectory: String, settings: [String: String]) throws {
+        let lines = settings.keys.sorted().map { "\($0) = \(settings[$0]!)" }.joined(separator: "\n")
+        let path = dataDirectory + "/postgresql.conf"
+        guard let handle = FileHandle(forWritingAtPath: path) else {
+            throw EphemeralClusterError(message: "cannot open \(path) to write the server's settings")
+        }
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(("\n# Set by Cutover's ephemeral cluster\n" + lines + "\n").utf8))
+    }
+
+    /// Runs a server program to completion (as the server's account when we are root).
+    ///
+    /// - Parameter log: where its output goes; on failure the output's last lines are quoted.
+    func run(_ program: String, _ arguments: [String], log: String?, what: String) throws {
+        let logPath = log ?? NSTemporaryDirectory() + "cutover-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
+        defer { if log == nil { try? FileManager.default.removeItem(atPath: logPath) } }
+        let status = try ChildProcess.run(asServerAccount([program] + arguments), output: logPath)
+        guard status == 0 else {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let tail = text.split(separator: "\n").suffix(5).joined(separator: " | ")
+            throw EphemeralClusterError(message: "\(what) failed with status \(status): \(tail)")
+        }
+    }
+
+    /// Starts a detached process that stops the server and deletes `directory` once this
+    /// process has gone, unless ``EphemeralCluster/stop()`` deleted it first.
+    func startWatchdog(directory: String) {
+        let runAs = serverAccount.map { "\(Self.runuser) -u \($0.name) -- " } ?? ""
+        let script = """
+            while kill -0 "$1" 2>/dev/null && [ -d "$2/data" ]; do sleep 1; done
+            if [ -d "$2/data" ]; then \(runAs)"$3" stop -D "$2/data" -m immediate -w >/dev/null 2>&1; rm -rf "$2"; fi
+            """
+        // setsid --fork: a new session, so that Ctrl-C on the terminal does not reach it, and a
+        // child of init, so that it is never left a zombie of ours.
+        _ = try? ChildProcess.run(["/usr/bin/setsid", "--fork", "/bin/sh", "-c", script, "cutover-watchdog",
+                                   String(getpid()), directory, pgCtl], output: nil)
+    }
+
+    /// The command line that runs `command` as the server's account.
+    private func asServerAccount(_ command: [String]) -> [String] {
+        guard let account = serverAccount else { return command }
+        return [Self.runuser, "-u", account.name, "--"] + command
+    }
+
+    /// runuser lives in /usr/sbin on Debian and /sbin on some others.
+    private static let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/runuser"
+
+    private func handOver(_ path: String) throws {
+        guard let account = serverAccount else { return }
+        guard chown(path, account.uid, account.gid) == 0 else {
+            throw EphemeralClusterError(message: "cannot give \(path) to the \(account.name) user: errno \(errno)")
+        }
+    }
+}

@@ -1,0 +1,337 @@
+internal import CLibPQ
+import Foundation
+
+/// One connection to a PostgreSQL server, driven synchronously.
+///
+/// Every call blocks its thread until the server answers, so a connection belongs to one
+/// thread at a time and is deliberately not `Sendable`. Async code uses ``PostgresPool``, which
+/// runs each connection on a thread of its own and never blocks Swift's cooperative pool.
+///
+/// ```swift
+/// let connection = try PostgresConnection(configuration: .init(connectionString: url))
+/// let rows = try connection.query("SELECT revision FROM drafts WHERE id = \(draftID)")
+/// ```
+public final class PostgresConnection {
+    /// Where this connection goes.
+    public let configuration: PostgresConfiguration
+
+    /// The PGconn. Owned by this object and freed in `deinit`.
+    let handle: OpaquePointer
+    private let notices = NoticeSink()
+    private var statementNames: [String: String] = [:]
+    private var nextStatementNumber = 0
+    private let knownPasswords: [String]
+
+    /// Prepared statements kept per connection; past this, statements run unprepared so that
+    /// ad-hoc SQL cannot grow the server's memory without bound.
+    static let statementCacheLimit = 256
+
+    /// Connects, or throws ``PostgresError`` with code `connectionFailed` or
+    /// `invalidConfiguration`. The message never contains a password.
+    public init(configuration: PostgresConfiguration = PostgresConfiguration()) throws {
+        self.configuration = configuration
+        self.knownPasswords = configuration.knownPasswords
+        if let connectionString = configuration.connectionString, !connectionString.isEmpty {
+            _ = try ConnectionOptions.parse(connectionString)
+        }
+        let pairs = configuration.keywordValuePairs
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let connection: OpaquePointer? = (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { k in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { v in
+                PQconnectdbParams(k.baseAddress, v.baseAddress, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(code: .connectionFailed, message: "could not connect: libpq is out of memory")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let reason = String(cString: PQerrorMessage(connection)).trimmingWhitespace()
+            PQfinish(connection)
+            throw PostgresError(
+                code: .connectionFailed,
+                message: PasswordRedaction.redact("could not connect to PostgreSQL: " + Self.oneLine(reason),
+                                                  knownPasswords: knownPasswords))
+        }
+        handle = connection
+        PQsetNoticeProcessor(handle, { context, message in
+            guard let context, let message else { return }
+            Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+                .receive(String(cString: message).trimmingWhitespace())
+        }, Unmanaged.passUnretained(notices).toOpaque())
+        // Timestamps are parsed in the ISO style; do not depend on the server's default.
+        _ = try execute(unsafeSQL: "SET DateStyle = 'ISO, MDY'")
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    // MARK: State
+
+    /// Called with each NOTICE or WARNING the server sends; by default they are dropped.
+    public var noticeHandler: ((String) -> Void)? {
+        get { notices.handler }
+        set { notices.handler = newValue }
+    }
+
+    /// The server process serving this connection (`pg_backend_pid()`).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// The server's version as a number, e.g. 150018 for 15.18.
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// False once libpq knows the connection is broken.
+    public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Where the connection stands with respect to transactions.
+    public var transactionState: TransactionState {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .idle
+        case PQTRANS_INTRANS: .inTransaction
+        case PQTRANS_INERROR: .failedTransaction
+        case PQTRANS_ACTIVE: .busy
+        default: .unknown
+        }
+    }
+
+    /// A connection's transaction state.
+    public enum TransactionState: Sendable, Equatable {
+        /// Not in a transaction.
+        case idle
+        /// In a transaction that can still commit.
+        case inTransaction
+        /// In a transaction that failed; only ROLLBACK will be accepted.
+        case failedTransaction
+        /// A command is in progress.
+        case busy
+        /// The connection is broken.
+        case unknown
+    }
+
+    /// Checks without a round trip that the server has not closed the connection: reads
+    /// whatever the server sent meanwhile (a termination notice, notifications) and reports
+    /// whether the connection is still good.
+    public func checkHealth() -> Bool {
+        guard PQstatus(handle) == CONNECTION_OK else { return false }
+        guard PQconsumeInput(handle) == 1 else { return false }
+        return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Reads what the server has sent without blocking; false when the connection broke.
+    func consumeInput() -> Bool {
+        PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The socket's file descriptor, for polling.
+    var socket: Int32 { PQsocket(handle) }
+
+    // MARK: Queries
+
+    /// Runs one statement with bound parameters as a prepared statement (prepared once per
+    /// connection and reused).
+    ///
+    /// - Throws: ``PostgresError``; `invalidArgument` when the SQL or a parameter contains a
+    ///   NUL character, and then nothing is sent.
+    @discardableResult
+    public func query(_ query: PostgresQuery) throws -> PostgresRows {
+        let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
+        try Self.refuseNUL(sql: sql, binds: query.binds)
+        let types = query.binds.map { Oid($0.type.rawValue) }
+        // A NUL never occurs in SQL text (refused above), so it separates the key's parts.
+        let key = sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        do {
+            return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
+        } catch let error as PostgresError where isStalePreparedStatement(error) {
+            // The server no longer has the statement (DISCARD ALL by a pooler) or its plan's
+            // result type changed after DDL. Outside a transaction, prepare it afresh once.
+            statementNames[key] = nil
+            guard transactionState == .idle else { throw error }
+            return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
+        }
+    }
+
+    /// Runs SQL text as it is, through the simple query protocol: several statements may be
+    /// separated by semicolons, and no parameters can be bound. Returns the last result.
+    ///
+    /// Use it for schema files and session commands, never with text built from input.
+    @discardableResult
+    public func execute(unsafeSQL sql: String) throws -> PostgresRows {
+        try Self.refuseNUL(sql: sql, binds: [])
+        return try rows(from: PQexec(handle, sql), sql: sql)
+    }
+
+    /// Quotes an identifier with libpq's escaping: `drafts` becomes `"drafts"`.
+    public func quoteIdentifier(_ name: String) throws -> String {
+        guard !name.contains("\u{0}") else {
+            throw PostgresError(code: .invalidArgument, message: "an identifier contains a NUL character")
+        }
+        guard let quoted = PQescapeIdentifier(handle, name, name.utf8.count) else {
+            throw PostgresError(code: .invalidArgument,
+                                message: "cannot quote identifier: " + lastErrorMessage())
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
+    /// Takes the notifications that have arrived, oldest first, without waiting.
+    public func takeNotifications() -> [PostgresNotification] {
+        var result: [PostgresNotification] = []
+        while let notify = PQnotifies(handle) {
+            result.append(PostgresNotification(channel: String(cString: notify.pointee.relname),
+                                               payload: String(cString: notify.pointee.extra),
+                                               backendPID: notify.pointee.be_pid))
+            PQfreemem(notify)
+        }
+        return result
+    }
+
+    private func runPrepared(sql: String, key: String, binds: [PostgresBind], types: [Oid]) throws -> PostgresRows {
+        var name = statementNames[key]
+        if name == nil && statementNames.count < Self.statementCacheLimit {
+            let newName = "cutover_\(nextStatementNumber)"
+            nextStatementNumber += 1
+            _ = try rows(from: PQprepare(handle, newName, sql, Int32(types.count), types), sql: sql)
+            statementNames[key] = newName
+            name = newName
+        }
+        let values = binds.map { $0.text.map { strdup($0) } ?? nil }
+        defer { values.forEach { free($0) } }
+        let result: OpaquePointer? = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+            if let name {
+                PQexecPrepared(handle, name, Int32(binds.count), pointers.baseAddress, nil, nil, 0)
+            } else {
+                PQexecParams(handle, sql, Int32(binds.count), types, pointers.baseAddress, nil, nil, 0)
+            }
+        }
+        return try rows(from: result, sql: sql)
+    }
+
+    private func isStalePreparedStatement(_ error: PostgresError) -> Bool {
+        error.sqlState == SQLState(rawValue: "26000")
+            || (error.sqlState == .featureNotSupported && error.message.contains("cached plan"))
+    }
+
+    private static func refuseNUL(sql: String, binds: [PostgresBind]) throws {
+        if sql.utf8.contains(0) {
+            throw PostgresError(code: .invalidArgument,
+                                message: "the SQL text contains a NUL character; nothing was sent")
+        }
+        if let position = binds.firstIndex(where: { $0.text?.utf8.contains(0) == true }) {
+            throw PostgresError(
+                code: .invalidArgument,
+                message: "parameter $\(position + 1) contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")
+        }
+    }
+
+    // MARK: Results
+
+    /// Copies a PGresult into Swift values and frees it, or turns it into an error.
+    func rows(from result: OpaquePointer?, sql: String) throws -> PostgresRows {
+        guard let result else { throw connectionError(sql: sql) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_SINGLE_TUPLE:
+            return Self.copyRows(result)
+        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
+            throw error(from: result, sql: sql)
+        default:
+            let status = String(cString: PQresStatus(PQresultStatus(result)))
+            var error = PostgresError(code: .unexpectedResponse, message: "unexpected result status \(status)")
+            error.query = sql
+            throw error
+        }
+    }
+
+    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var columns: [PostgresColumn] = []
+        columns.reserveCapacity(columnCount)
+        for column in 0..<columnCount {
+            columns.append(PostgresColumn(name: String(cString: PQfname(result, Int32(column))),
+                                          type: PostgresDataType(rawValue: UInt32(PQftype(result, Int32(column))))))
+        }
+        var cells: [String?] = []
+        cells.reserveCapacity(rowCount * columnCount)
+        for row in 0..<Int32(rowCount) {
+            for column in 0..<Int32(columnCount) {
+                if PQgetisnull(result, row, column) == 1 {
+                    cells.append(nil)
+                } else {
+                    cells.append(String(cString: PQgetvalue(result, row, column)))
+                }
+            }
+        }
+        let tag = String(cString: PQcmdStatus(result))
+        let affected = String(cString: PQcmdTuples(result))
+        return PostgresRows(columns: columns, cells: cells, commandTag: tag, affectedRows: Int(affected))
+    }
+
+    /// The server's error fields, or a connection error when the connection broke.
+    func error(from result: OpaquePointer, sql: String?) -> PostgresError {
+        func field(_ code: Int32) -> String? {
+            guard let value = PQresultErrorField(result, code) else { return nil }
+            return String(cString: value)
+        }
+        let state = field(CUTOVER_PG_DIAG_SQLSTATE).map(SQLState.init(rawValue:))
+        let primary = field(CUTOVER_PG_DIAG_MESSAGE_PRIMARY)
+            ?? String(cString: PQresultErrorMessage(result)).trimmingWhitespace()
+        let broken = PQstatus(handle) != CONNECTION_OK
+        let code: PostgresError.Code = broken ? .connectionLost : (state == nil ? .unexpectedResponse : .server)
+        var error = PostgresError(code: code, message: redact(Self.oneLine(primary.isEmpty ? lastErrorMessage() : primary)),
+                                  sqlState: state)
+        error.severity = field(CUTOVER_PG_DIAG_SEVERITY)
+        error.detail = field(CUTOVER_PG_DIAG_MESSAGE_DETAIL).map(redact)
+        error.hint = field(CUTOVER_PG_DIAG_MESSAGE_HINT)
+        error.context = field(CUTOVER_PG_DIAG_CONTEXT)
+        error.schema = field(CUTOVER_PG_DIAG_SCHEMA_NAME)
+        error.table = field(CUTOVER_PG_DIAG_TABLE_NAME)
+        error.column = field(CUTOVER_PG_DIAG_COLUMN_NAME)
+        error.constraint = field(CUTOVER_PG_DIAG_CONSTRAINT_NAME)
+        error.query = sql.map(redact)
+        return error
+    }
+
+    /// The error for a command that got no result at all: the connection broke.
+    func connectionError(sql: String?) -> PostgresError {
+        var error = PostgresError(code: .connectionLost,
+                                  message: "connection to the server was lost: " + Self.oneLine(lastErrorMessage()))
+        error.query = sql.map(redact)
+        return error
+    }
+
+    func lastErrorMessage() -> String {
+        redact(String(cString: PQerrorMessage(handle)).trimmingWhitespace())
+    }
+
+    private func redact(_ text: String) -> String {
+        PasswordRedaction.redact(text, knownPasswords: knownPasswords)
+    }
+
+    /// libpq's messages may span lines; errors are one line first.
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+}
+
+/// A notification delivered by NOTIFY or `pg_notify`.
+public struct PostgresNotification: Sendable, Equatable {
+    /// The channel it was sent on.
+    public var channel: String
+    /// Its payload; empty when none was given.
+    public var payload: String
+    /// The server process of the session that sent it.
+    public var backendPID: Int32
+}
+
+/// Receives libpq's notices for one connection. Only touched on the connection's thread.
+private final class NoticeSink {
+    var handler: ((String) -> Void)?
+    func receive(_ message: String) { handler?(message) }
+}

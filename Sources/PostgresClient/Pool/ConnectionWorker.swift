@@ -1,0 +1,118 @@
+import Foundation
+
+/// A thread of its own that owns at most one connection and runs jobs on it, one at a time.
+///
+/// libpq calls block; running them here keeps them off Swift's cooperative thread pool, which
+/// has only as many threads as cores. Async callers suspend on a continuation until their job
+/// has run. The worker heals itself: before each job it checks, without a round trip, that the
+/// server has not closed the connection, and reconnects if it has.
+final class ConnectionWorker: @unchecked Sendable {
+    // Safe to share because `connection` is only read or written by the worker's own thread
+    // (inside jobs), and `jobs` and `isStopping` are only touched while `condition` is locked.
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+    private var isStopping = false
+    private var connection: PostgresConnection?
+
+    let configuration: PostgresConfiguration
+    private let counters: PoolCounters
+
+    init(name: String, configuration: PostgresConfiguration, counters: PoolCounters) {
+        self.configuration = configuration
+        self.counters = counters
+        let thread = Thread { [self] in runLoop() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Runs `body` with a live connection on the worker's thread.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue { [self] in
+                do {
+                    let connection = try liveConnection()
+                    defer { tidy(connection) }
+                    continuation.resume(returning: try body(connection))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Closes the connection and ends the thread once queued jobs have run; resumes the
+    /// caller when done.
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            enqueue { [self] in
+                dropConnection()
+                condition.lock()
+                isStopping = true
+                condition.unlock()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Ends the thread without waiting (used when the pool is released without a shutdown).
+    func stopSoon() {
+        enqueue { [self] in
+            dropConnection()
+            condition.lock()
+            isStopping = true
+            condition.unlock()
+        }
+    }
+
+    private func enqueue(_ job: @escaping () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func runLoop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !isStopping { condition.wait() }
+            if jobs.isEmpty && isStopping {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    // MARK: On the worker's thread only
+
+    private func liveConnection() throws -> PostgresConnection {
+        if let connection, connection.checkHealth() { return connection }
+        dropConnection()
+        let fresh = try PostgresConnection(configuration: configuration)
+        counters.opened()
+        connection = fresh
+        return fresh
+    }
+
+    /// After a job: a connection left inside a transaction is rolled back; a broken one is
+    /// dropped, so the next job reconnects.
+    private func tidy(_ connection: PostgresConnection) {
+        switch connection.transactionState {
+        case .idle:
+            return
+        case .inTransaction, .failedTransaction:
+            if (try? connection.execute(unsafeSQL: "ROLLBACK")) != nil, connection.transactionState == .idle { return }
+            dropConnection()
+        case .busy, .unknown:
+            dropConnection()
+        }
+    }
+
+    private func dropConnection() {
+        guard connection != nil else { return }
+        connection = nil
+        counters.closed()
+    }
+}

@@ -1,2 +1,0 @@
-internal import CLibPQ
-public enum PGProbe { public static func version() -> Int { Int(PQlibVersion()) } }

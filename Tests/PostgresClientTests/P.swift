@@ -1,3 +1,0 @@
-import Testing
-import PostgresClient
-@Test func v() { #expect(PGProbe.version() > 0) }

@@ -49,8 +49,8 @@ struct ConnectionTests {
         "host=127.0.0.1 password=Sup3rSecret-9 nosuchkeyword=1",
     ])
     func passwordsStayOutOfErrors(template: String) async throws {
-        let port = try closedPort()
-        let connectionString = template.replacing("PORT", with: String(port))
+        let closed = try SilentListener.closed()
+        let connectionString = template.replacing("PORT", with: String(closed.port))
         let failure = try await onThread { () -> PostgresError? in
             do { _ = try PostgresConnection(configuration: .init(connectionString: connectionString)); return nil } catch let error as PostgresError { return error }
         }
@@ -60,6 +60,7 @@ struct ConnectionTests {
             #expect(!text.contains("Sup3rSecret"), "leaked in: \(text)")
             #expect(!text.contains("Sup3r Secret"), "leaked in: \(text)")
         }
+        withExtendedLifetime(closed) {}
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -83,7 +84,8 @@ struct ConnectionTests {
     }
 
     @Test func aRefusedPortFailsAtOnce() async throws {
-        let port = try closedPort()
+        let closed = try SilentListener.closed()
+        let port = closed.port
         let started = ContinuousClock.now
         let failure = try await onThread { () -> PostgresError? in
             do {
@@ -94,6 +96,7 @@ struct ConnectionTests {
         #expect(failure?.code == .connectionFailed)
         #expect(failure?.description.contains("refused") == true)
         #expect(ContinuousClock.now - started < .seconds(3))
+        withExtendedLifetime(closed) {}
     }
 
     @Test func aMissingDatabaseSaysSo() async throws {

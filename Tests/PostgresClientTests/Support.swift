@@ -11,7 +11,9 @@ final class SilentListener {
     let port: Int
     private let descriptor: Int32
 
-    init() throws {
+    /// - Parameter listening: false to bind the port without listening, so that connections
+    ///   to it are refused while no one else can take it.
+    init(listening: Bool = true) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.descriptor = descriptor
         var address = sockaddr_in()
@@ -20,7 +22,8 @@ final class SilentListener {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0 && getsockname(descriptor, $0, &length) == 0
+                bind(descriptor, $0, length) == 0 && (!listening || listen(descriptor, 16) == 0)
+                    && getsockname(descriptor, $0, &length) == 0
             }
         }
         guard ok else {
@@ -33,10 +36,10 @@ final class SilentListener {
     deinit { close(descriptor) }
 }
 
-/// A port on loopback where nothing listens.
-func closedPort() throws -> Int {
-    let listener = try SilentListener()
-    return listener.port
+
+extension SilentListener {
+    /// A port that refuses connections.
+    static func closed() throws -> SilentListener { try SilentListener(listening: false) }
 }
 
 /// Runs blocking work on a thread of its own, so tests do not stall the cooperative pool.

@@ -94,6 +94,7 @@ public final class EphemeralCluster: Sendable {
     public static func startBlocking(options: Options = Options()) throws -> EphemeralCluster {
         let tools = try PostgresTools.locate()
         let directory = try tools.makePrivateDirectory()
+        tools.startWatchdog(directory: directory)
         do {
             let password = randomHex(bytes: 16)
             let passwordFile = directory + "/pwfile"
@@ -115,7 +116,6 @@ public final class EphemeralCluster: Sendable {
                                   log: directory + "/pg_ctl.log", what: "pg_ctl start")
                     let cluster = EphemeralCluster(directory: directory, port: port, user: "postgres",
                                                    password: password, tools: tools)
-                    tools.startWatchdog(directory: directory)
                     return cluster
                 } catch {
                     lastError = error

@@ -88,13 +88,14 @@ struct PostgresTools: Sendable {
         }
     }
 
-    /// Starts a detached process that stops the server and deletes `directory` once this
-    /// process has gone, unless ``EphemeralCluster/stop()`` deleted it first.
+    /// Starts a detached process that stops the server (if one runs) and deletes `directory`
+    /// once this process has gone, unless ``EphemeralCluster/stop()`` deleted it first.
     func startWatchdog(directory: String) {
         let runAs = serverAccount.map { "\(Self.runuser) -u \($0.name) -- " } ?? ""
         let script = """
-            while kill -0 "$1" 2>/dev/null && [ -d "$2/data" ]; do sleep 1; done
-            if [ -d "$2/data" ]; then \(runAs)"$3" stop -D "$2/data" -m immediate -w >/dev/null 2>&1; rm -rf "$2"; fi
+            while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
+            if [ -f "$2/data/postmaster.pid" ]; then \(runAs)"$3" stop -D "$2/data" -m immediate -w >/dev/null 2>&1; fi
+            rm -rf "$2"
             """
         // setsid --fork: a new session, so that Ctrl-C on the terminal does not reach it, and a
         // child of init, so that it is never left a zombie of ours.

@@ -1,5 +1,8 @@
 internal import CLibPQ
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One connection to a PostgreSQL server, driven synchronously.
 ///
@@ -114,11 +117,21 @@ public final class PostgresConnection {
     }
 
     /// Checks without a round trip that the server has not closed the connection: reads
-    /// whatever the server sent meanwhile (a termination notice, notifications) and reports
-    /// whether the connection is still good.
+    /// whatever the server sent meanwhile (a termination notice, notifications, the end of the
+    /// stream) and reports whether the connection is still good and outside a transaction.
     public func checkHealth() -> Bool {
         guard PQstatus(handle) == CONNECTION_OK else { return false }
-        guard PQconsumeInput(handle) == 1 else { return false }
+        // A terminated backend sends its FATAL message and then closes: the first read takes the
+        // message, and only a later read sees the end of the stream. Keep reading while the
+        // socket says there is more, a bounded number of times.
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        for _ in 0..<16 {
+            descriptor.revents = 0
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
+            guard PQconsumeInput(handle) == 1 else { return false }
+        }
         return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
@@ -208,7 +221,7 @@ public final class PostgresConnection {
                 PQexecParams(handle, sql, Int32(binds.count), types, pointers.baseAddress, nil, nil, 0)
             }
         }
-        return try rows(from: result, sql: sql)
+        return try rows(from: result, sql: sql, binds: binds)
     }
 
     private func isStalePreparedStatement(_ error: PostgresError) -> Bool {
@@ -231,14 +244,14 @@ public final class PostgresConnection {
     // MARK: Results
 
     /// Copies a PGresult into Swift values and frees it, or turns it into an error.
-    func rows(from result: OpaquePointer?, sql: String) throws -> PostgresRows {
+    func rows(from result: OpaquePointer?, sql: String, binds: [PostgresBind] = []) throws -> PostgresRows {
         guard let result else { throw connectionError(sql: sql) }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_SINGLE_TUPLE:
             return Self.copyRows(result)
         case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
-            throw error(from: result, sql: sql)
+            throw error(from: result, sql: sql, binds: binds)
         default:
             let status = String(cString: PQresStatus(PQresultStatus(result)))
             var error = PostgresError(code: .unexpectedResponse, message: "unexpected result status \(status)")
@@ -273,7 +286,7 @@ public final class PostgresConnection {
     }
 
     /// The server's error fields, or a connection error when the connection broke.
-    func error(from result: OpaquePointer, sql: String?) -> PostgresError {
+    func error(from result: OpaquePointer, sql: String?, binds: [PostgresBind] = []) -> PostgresError {
         func field(_ code: Int32) -> String? {
             guard let value = PQresultErrorField(result, code) else { return nil }
             return String(cString: value)
@@ -283,8 +296,9 @@ public final class PostgresConnection {
             ?? String(cString: PQresultErrorMessage(result)).trimmingWhitespace()
         let broken = PQstatus(handle) != CONNECTION_OK
         let code: PostgresError.Code = broken ? .connectionLost : (state == nil ? .unexpectedResponse : .server)
-        var error = PostgresError(code: code, message: redact(Self.oneLine(primary.isEmpty ? lastErrorMessage() : primary)),
-                                  sqlState: state)
+        let message = Self.maskValues(in: redact(Self.oneLine(primary.isEmpty ? lastErrorMessage() : primary)),
+                                      sqlState: state, binds: binds)
+        var error = PostgresError(code: code, message: message, sqlState: state)
         error.severity = field(CUTOVER_PG_DIAG_SEVERITY)
         error.detail = field(CUTOVER_PG_DIAG_MESSAGE_DETAIL).map(redact)
         error.hint = field(CUTOVER_PG_DIAG_MESSAGE_HINT)
@@ -311,6 +325,20 @@ public final class PostgresConnection {
 
     private func redact(_ text: String) -> String {
         PasswordRedaction.redact(text, knownPasswords: knownPasswords)
+    }
+
+    /// Removes values from a server message, so that an error's description never carries a
+    /// parameter: a data exception (class 22) quotes the offending input in double quotes, and
+    /// any quoted text equal to a bound parameter is masked whatever the class.
+    static func maskValues(in message: String, sqlState: SQLState?, binds: [PostgresBind]) -> String {
+        var masked = message
+        for value in binds.compactMap(\.text) where !value.isEmpty {
+            masked.replace("\"" + value + "\"", with: "\"[value]\"")
+        }
+        if sqlState?.errorClass == .dataException {
+            masked.replace(#/"(?:[^"]|"")*"/#, with: "\"[value]\"")
+        }
+        return masked
     }
 
     /// libpq's messages may span lines; errors are one line first.

@@ -1,0 +1,154 @@
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Synchronization
+import Testing
+
+@Suite("Connection pool")
+struct PoolTests {
+    static let database = Task { try await TestPostgres.database("pool") }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sixtyFourTasksOverEightConnectionsAllFinish() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-64"), maximumConnections: 8)
+        let observer = PostgresPool(configuration: database.configuration(applicationName: "pool-observer"), maximumConnections: 1)
+        let mostSeen = Highest()
+        let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        let seen = try connection.query("""
+                            SELECT (SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pool-64') AS n, pg_sleep(0.02)
+                            """)[0].decode(Int.self, "n")
+                        mostSeen.record(seen)
+                        return connection.backendPID
+                    }
+                }
+            }
+            var pids: [Int32] = []
+            for try await pid in group { pids.append(pid) }
+            return pids
+        }
+        #expect(pids.count == 64)
+        #expect(Set(pids).count <= 8)
+        #expect(mostSeen.value <= 8)
+        #expect(pool.statistics.peak <= 8)
+        #expect(pool.statistics.opened <= 8)
+        await pool.shutdown()
+        // The client closes at once; the server's backends take a moment to exit.
+        var remaining = -1
+        for _ in 0..<50 where remaining != 0 {
+            remaining = try await observer.withConnection { connection in
+                try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'pool-64'")[0].decode(Int.self, "n")
+            }
+            if remaining != 0 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(remaining == 0)
+        #expect(pool.statistics.open == 0)
+        await observer.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTerminatedConnectionIsReplacedBeforeTheNextCaller() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-terminate"), maximumConnections: 1)
+        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let first = try await pool.withConnection { $0.backendPID }
+        let terminated = try await admin.withConnection { connection in
+            try connection.query("SELECT pg_terminate_backend(\(first), \(5000)) AS done")[0].decode(Bool.self, "done")
+        }
+        #expect(terminated)
+        let (second, answer) = try await pool.withConnection { connection in
+            (connection.backendPID, try connection.query("SELECT \(41) + 1 AS n")[0].decode(Int.self, "n"))
+        }
+        #expect(second != first)
+        #expect(answer == 42)
+        #expect(pool.statistics.opened == 2)
+        await pool.shutdown()
+        await admin.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCallerWaitsNoLongerThanTheAcquireTimeout() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1,
+                                acquireTimeout: .milliseconds(300))
+        let holder = Task { try await pool.withConnection { try $0.query("SELECT pg_sleep(2)") } }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        await #expect {
+            try await pool.withConnection { _ in 1 }
+        } throws: { error in
+            (error as? PostgresError)?.code == .poolTimeout
+        }
+        #expect(ContinuousClock.now - started < .seconds(1.5))
+        _ = try await holder.value
+        #expect(try await pool.withConnection { _ in 7 } == 7)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledWaiterLeavesAtOnce() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let holder = Task { try await pool.withConnection { try $0.query("SELECT pg_sleep(1)") } }
+        try await Task.sleep(for: .milliseconds(200))
+        let waiter = Task { try await pool.withConnection { _ in 1 } }
+        try await Task.sleep(for: .milliseconds(100))
+        waiter.cancel()
+        let result = await waiter.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        _ = try await holder.value
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func shutdownRefusesNewWorkAndClosesEveryConnection() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-shutdown"), maximumConnections: 2)
+        _ = try await pool.withConnection { $0.backendPID }
+        await pool.shutdown()
+        #expect(pool.statistics.open == 0)
+        await #expect {
+            try await pool.withConnection { _ in 1 }
+        } throws: { error in
+            (error as? PostgresError)?.code == .poolClosed
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTransactionLeftOpenIsRolledBackBeforeTheConnectionIsReused() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        try await pool.withConnection { try $0.execute(unsafeSQL: "CREATE TABLE pool_left_open (id int)") }
+        try await pool.withConnection { connection in
+            try connection.execute(unsafeSQL: "BEGIN")
+            try connection.query("INSERT INTO pool_left_open VALUES (\(1))")
+        }
+        let (state, count) = try await pool.withConnection { connection in
+            (connection.transactionState, try connection.query("SELECT count(*) AS n FROM pool_left_open")[0].decode(Int.self, "n"))
+        }
+        #expect(state == .idle)
+        #expect(count == 0)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func poolTransactionsCommit() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 2)
+        try await pool.withConnection { try $0.execute(unsafeSQL: "CREATE TABLE pool_tx (id int)") }
+        try await pool.withTransaction { try $0.query("INSERT INTO pool_tx VALUES (\(1))") }
+        let count = try await pool.withConnection { try $0.query("SELECT count(*) AS n FROM pool_tx")[0].decode(Int.self, "n") }
+        #expect(count == 1)
+        await pool.shutdown()
+    }
+}
+
+/// The highest number recorded, from any task.
+final class Highest: Sendable {
+    private let highest = Mutex(0)
+    func record(_ candidate: Int) { highest.withLock { $0 = max($0, candidate) } }
+    var value: Int { highest.withLock { $0 } }
+}

@@ -1,2 +1,0 @@
-import Testing
-public func probe() { #expect(1 == 1) }

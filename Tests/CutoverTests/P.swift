@@ -1,3 +1,0 @@
-import Testing
-import CutoverTestSupport
-@Test func p() { probe() }

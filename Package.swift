@@ -22,7 +22,7 @@ let package = Package(
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
 
-        .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"]),
+        .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

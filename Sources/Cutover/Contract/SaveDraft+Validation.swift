@@ -1,0 +1,41 @@
+extension SaveDraft {
+    /// The first limit this request breaks, or nil when every store may try it.
+    ///
+    /// Fields are checked in declaration order (scope, operation ID, draft ID,
+    /// expected revision, title, body, tags); within a field: empty, too long, NUL.
+    public var violation: SaveViolation? {
+        if let broken = Self.check(operationScope, .operationScope, SaveLimits.operationScopeLength)
+            ?? Self.check(operationID, .operationID, SaveLimits.operationIDLength)
+            ?? Self.check(draftID, .draftID, SaveLimits.draftIDLength) {
+            return broken
+        }
+        if expectedRevision < 0 { return .negativeExpectedRevision }
+        if let broken = Self.check(content.title, .title, 1...SaveLimits.maximumTitleLength)
+            ?? Self.check(content.body, .body, 0...SaveLimits.maximumBodyLength) {
+            return broken
+        }
+        if content.tags.count > SaveLimits.maximumTagCount {
+            return .tooManyTags(maximum: SaveLimits.maximumTagCount)
+        }
+        for (index, tag) in content.tags.enumerated() {
+            if let broken = Self.check(tag, .tag(index: index), 1...SaveLimits.maximumTagLength) {
+                return broken
+            }
+        }
+        return nil
+    }
+
+    /// Throws ``SaveFailure/invalid(_:)`` if the request breaks a limit; every store calls this first.
+    public func validate() throws(SaveFailure) {
+        if let violation { throw .invalid(violation) }
+    }
+
+    private static func check(_ text: String, _ field: RequestField, _ length: ClosedRange<Int>) -> SaveViolation? {
+        let scalars = text.unicodeScalars
+        let count = scalars.count
+        if count == 0, length.lowerBound > 0 { return .empty(field) }
+        if count > length.upperBound { return .tooLong(field, maximum: length.upperBound) }
+        if scalars.contains("\u{0}") { return .containsNUL(field) }
+        return nil
+    }
+}

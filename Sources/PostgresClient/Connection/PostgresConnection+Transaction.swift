@@ -23,6 +23,7 @@ extension PostgresConnection {
     ///     try connection.query("UPDATE drafts SET revision = revision + 1 WHERE id = \(id)")
     /// }
     /// ```
+    @discardableResult
     public func withTransaction<T>(isolation: IsolationLevel = .readCommitted,
                                    _ body: (PostgresConnection) throws -> T) throws -> T {
         guard transactionState == .idle else {

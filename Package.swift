@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Cutover", targets: ["Cutover"]),
         .library(name: "PostgresClient", targets: ["PostgresClient"]),
+        .library(name: "CutoverPostgres", targets: ["CutoverPostgres"]),
     ],
     targets: [
         // libpq, found through pkg-config; the only C in the package.
@@ -18,17 +19,24 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The pure core: contract, errors, router, codecs, phase state machine. No I/O.
         .target(name: "Cutover"),
+        // The durable store, the control schema and (later) the phase runner, over PostgreSQL.
+        .target(name: "CutoverPostgres", dependencies: ["Cutover", "PostgresClient"], plugins: ["EmbedSQL"]),
+        // Compiles sql/ into CutoverPostgres, so that binaries need no files beside them.
+        .executableTarget(name: "EmbedSQLTool"),
+        .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
+
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
 
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
+        .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "CutoverTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
     ]

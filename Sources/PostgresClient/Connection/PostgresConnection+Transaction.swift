@@ -46,29 +46,31 @@ extension PostgresConnection {
     /// Sends COMMIT and checks what came back.
     func commit() throws {
         let result = PQexec(handle, "COMMIT")
-        guard let result else { throw outcomeUnknown(cause: lastErrorMessage()) }
+        guard let result else { throw outcomeUnknownError(cause: lastErrorMessage()) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK {
             let tag = String(cString: PQcmdStatus(result))
             if tag == "COMMIT" { return }
-            if tag == "ROLLBACK" {
-                throw PostgresError(
-                    code: .commitRolledBack,
-                    message: "COMMIT was answered with ROLLBACK: an earlier statement in the transaction failed, so nothing was committed")
-            }
+            if tag == "ROLLBACK" { throw commitRolledBackError() }
             throw PostgresError(code: .unexpectedResponse, message: "COMMIT was answered with \(tag)")
         }
         // The server refused the commit (a deferred constraint, a serialization failure): the
         // transaction is definitely rolled back. Only a broken connection leaves it unknown.
         let failure = error(from: result, sql: "COMMIT")
         if PQstatus(handle) != CONNECTION_OK || failure.code == .connectionLost {
-            throw outcomeUnknown(cause: failure.message)
+            throw outcomeUnknownError(cause: failure.message)
         }
         throw failure
     }
 
-    private func outcomeUnknown(cause: String) -> PostgresError {
+    func commitRolledBackError() -> PostgresError {
+        PostgresError(
+            code: .commitRolledBack,
+            message: "COMMIT was answered with ROLLBACK: an earlier statement in the transaction failed, so nothing was committed")
+    }
+
+    func outcomeUnknownError(cause: String) -> PostgresError {
         var error = PostgresError(
             code: .outcomeUnknown,
             message: "the connection was lost while COMMIT was in flight; the transaction may or may not have committed (\(cause))")

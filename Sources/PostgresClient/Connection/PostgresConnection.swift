@@ -152,17 +152,13 @@ public final class PostgresConnection {
     ///   NUL character, and then nothing is sent.
     @discardableResult
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
-        let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
-        try Self.refuseNUL(sql: sql, binds: query.binds)
-        let types = query.binds.map { Oid($0.type.rawValue) }
-        // A NUL never occurs in SQL text (refused above), so it separates the key's parts.
-        let key = sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        let (sql, key, types) = try prepareText(of: query)
         do {
             return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
         } catch let error as PostgresError where isStalePreparedStatement(error) {
             // The server no longer has the statement (DISCARD ALL by a pooler) or its plan's
             // result type changed after DDL. Outside a transaction, prepare it afresh once.
-            statementNames[key] = nil
+            forgetPreparedStatement(key: key)
             guard transactionState == .idle else { throw error }
             return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
         }
@@ -204,27 +200,51 @@ public final class PostgresConnection {
     }
 
     private func runPrepared(sql: String, key: String, binds: [PostgresBind], types: [Oid]) throws -> PostgresRows {
-        var name = statementNames[key]
-        if name == nil && statementNames.count < Self.statementCacheLimit {
-            let newName = "cutover_\(nextStatementNumber)"
-            nextStatementNumber += 1
-            _ = try rows(from: PQprepare(handle, newName, sql, Int32(types.count), types), sql: sql)
-            statementNames[key] = newName
-            name = newName
-        }
-        let values = binds.map { $0.text.map { strdup($0) } ?? nil }
-        defer { values.forEach { free($0) } }
-        let result: OpaquePointer? = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+        let name = try preparedStatement(sql: sql, key: key, types: types)
+        let result: OpaquePointer? = withParameterValues(binds) { values in
             if let name {
-                PQexecPrepared(handle, name, Int32(binds.count), pointers.baseAddress, nil, nil, 0)
+                PQexecPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
             } else {
-                PQexecParams(handle, sql, Int32(binds.count), types, pointers.baseAddress, nil, nil, 0)
+                PQexecParams(handle, sql, Int32(binds.count), types, values, nil, nil, 0)
             }
         }
         return try rows(from: result, sql: sql, binds: binds)
     }
 
-    private func isStalePreparedStatement(_ error: PostgresError) -> Bool {
+    /// The name of the statement prepared for `sql`, preparing it now if needed; nil when the
+    /// cache is full and the statement should run unprepared.
+    func preparedStatement(sql: String, key: String, types: [Oid]) throws -> String? {
+        if let name = statementNames[key] { return name }
+        guard statementNames.count < Self.statementCacheLimit else { return nil }
+        let name = "cutover_\(nextStatementNumber)"
+        nextStatementNumber += 1
+        _ = try rows(from: PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+        statementNames[key] = name
+        return name
+    }
+
+    /// Forgets a prepared statement the server no longer has.
+    func forgetPreparedStatement(key: String) {
+        statementNames[key] = nil
+    }
+
+    /// Calls `body` with the parameters as C strings (NULL for SQL NULL), freed afterwards.
+    func withParameterValues<R>(_ binds: [PostgresBind], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        let values = binds.map { $0.text.map { strdup($0) } ?? nil }
+        defer { values.forEach { free($0) } }
+        return values.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
+    /// The SQL text, statement cache key and parameter types of a query, after refusing NULs.
+    func prepareText(of query: PostgresQuery) throws -> (sql: String, key: String, types: [Oid]) {
+        let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
+        try Self.refuseNUL(sql: sql, binds: query.binds)
+        let types = query.binds.map { Oid($0.type.rawValue) }
+        // A NUL never occurs in SQL text (refused above), so it separates the key's parts.
+        return (sql, sql + "\u{0}" + types.map(String.init).joined(separator: ","), types)
+    }
+
+    func isStalePreparedStatement(_ error: PostgresError) -> Bool {
         error.sqlState == SQLState(rawValue: "26000")
             || (error.sqlState == .featureNotSupported && error.message.contains("cached plan"))
     }
@@ -260,7 +280,8 @@ public final class PostgresConnection {
         }
     }
 
-    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+    /// Copies a successful PGresult into Swift values (without freeing it).
+    static func copyRows(_ result: OpaquePointer) -> PostgresRows {
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))
         var columns: [PostgresColumn] = []

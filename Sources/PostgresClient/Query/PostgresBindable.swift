@@ -17,6 +17,11 @@ public struct PostgresBind: Sendable, Equatable {
     public static let null = PostgresBind(text: nil)
 }
 
+extension PostgresBind: PostgresBindable {
+    /// The bind itself, for a value whose text and type are given explicitly.
+    public var postgresBind: PostgresBind { self }
+}
+
 /// A Swift value that can be sent as a query parameter.
 public protocol PostgresBindable: Sendable {
     /// The value as a parameter.

@@ -1,0 +1,147 @@
+import Cutover
+import Foundation
+import PostgresClient
+
+/// The durable commit boundary: drafts and the operation ledger in PostgreSQL.
+///
+/// Each save is one transaction at READ COMMITTED, sent in one round trip (BEGIN, a call of
+/// `cutover.save_draft` and COMMIT, pipelined): the function claims (scope, operation ID) in
+/// the ledger first, replaying an identical request's result or refusing a different one, and
+/// then makes the conditional write; a write that does not apply raises, so the claim rolls
+/// back with it. A connection lost before the server answered is ``SaveFailure/outcomeUnknown``:
+/// retry with the same operation ID and the ledger replays the original result.
+///
+/// The legacy path writes the v1 representation (`title`), the modern path the v2 document
+/// (and `title`, while it exists), whatever phase the table is in; a path whose format the
+/// table does not hold is refused with ``DraftStoreError/formatNotStored(_:)``.
+///
+/// ```swift
+/// let store = try await PostgresDraftStore(pool: pool)
+/// let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store),
+///                         modern: ModernDraftAdapter(storage: store))
+/// let saved = try await router.save(request)
+/// ```
+public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Sendable {
+    /// The pool the store saves through.
+    public let pool: PostgresPool
+    /// How long a save waits for another transaction's lock (a save of the same operation or
+    /// of the same draft still in flight) before giving up with ``DraftStoreError/lockTimeout``.
+    public let lockTimeout: Duration
+    private var lockTimeoutMilliseconds: Int32 {
+        Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up)))
+    }
+
+    /// Counts of outcomes per path and minute, written to `cutover.outcome_log` in the background.
+    public let outcomes: OutcomeRecorder
+
+    /// Makes a store over `pool`, after checking that the database's control schema is the one
+    /// this binary knows.
+    ///
+    /// - Parameters:
+    ///   - lockTimeout: the longest a save waits for a lock held by another save.
+    ///   - outcomeFlushInterval: how often outcome counts are written; nil writes them only
+    ///     when ``OutcomeRecorder/flush()`` is called.
+    /// - Throws: ``ControlSchemaError`` when the control schema is missing or of another
+    ///   version; a connection error.
+    public init(pool: PostgresPool, lockTimeout: Duration = .seconds(5),
+                outcomeFlushInterval: Duration? = .seconds(5)) async throws {
+        self.pool = pool
+        self.lockTimeout = lockTimeout
+        try await pool.withConnection { try ControlSchema.verify(on: $0) }
+        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval)
+    }
+
+    /// Commits or replays one save; see ``DraftStorage``.
+    public func commit(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
+        do {
+            let result = try await perform(request, write: write, path: path)
+            outcomes.record(result.outcome.rawValue, on: path)
+            return result
+        } catch let failure as SaveFailure {
+            outcomes.record(failure.outcome.rawValue, on: path)
+            throw failure
+        } catch {
+            // Outside the contract's outcomes (a lock timeout, a format the table does not hold,
+            // a connection that broke before anything could commit): nothing committed.
+            outcomes.record(OutcomeRecorder.errorCode, on: path)
+            throw error
+        }
+    }
+
+    private func perform(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
+        try request.validate()
+        let (title, document) = try Self.representations(of: write, draftID: request.draftID)
+        let query: PostgresQuery = """
+            SELECT outcome, revision FROM cutover.save_draft(\(request.operationScope), \(request.operationID), \
+            \(request.canonicalEncoding), \(request.draftID), \(request.expectedRevision), \(path.rawValue), \
+            \(title), \(PostgresBind(text: document, type: .jsonb)), \(lockTimeoutMilliseconds))
+            """
+        let row: PostgresRow
+        do {
+            row = try await pool.withConnection { try $0.pipelinedTransaction(query)[0] }
+        } catch let error as PostgresError {
+            throw Self.failure(for: error, request: request)
+        }
+        let outcome = try row.decode(String.self, "outcome")
+        let saved = { (revision: Int64) in
+            SavedDraft(draftID: request.draftID, content: request.content, revision: revision)
+        }
+        switch outcome {
+        case "committed": return .committed(saved(try row.decode(Int64.self, "revision")))
+        case "replayed": return .replayed(saved(try row.decode(Int64.self, "revision")))
+        case "operationConflict": throw SaveFailure.operationConflict
+        default: throw PostgresError(code: .unexpectedResponse, message: "cutover.save_draft returned outcome \(outcome)")
+        }
+    }
+
+    /// What each column receives: the title for v1 (and for v2, so that old readers see it),
+    /// the v2 document as JSON text.
+    static func representations(of write: EncodedDraft, draftID: String) throws -> (title: String, document: String?) {
+        let content = try DraftCodecRegistry.standard.decode(write, draftID: draftID)
+        switch write.format {
+        case .v1: return (content.title, nil)
+        case .v2: return (content.title, String(decoding: write.bytes, as: UTF8.self))
+        default:
+            throw DraftDecodingError.unsupportedFormat(write.format, draftID: draftID,
+                                                       supported: [.v1, .v2])
+        }
+    }
+
+    /// Maps the save function's raised outcomes and the connection's failures to the contract.
+    static func failure(for error: PostgresError, request: SaveDraft) -> any Error {
+        switch error.sqlState?.rawValue {
+        case "CU001":
+            guard let current = error.detail.flatMap({ Int64($0) }) else { return error }
+            return SaveFailure.conflict(expected: request.expectedRevision, current: current)
+        case "CU002": return SaveFailure.notFound
+        case "CU003": return SaveFailure.exhausted
+        case "CU004": return DraftStoreError.formatNotStored(error.message)
+        case "CU005":
+            return DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
+                                                       draftID: request.draftID, supported: [.v1, .v2])
+        case SQLState.lockNotAvailable.rawValue: return DraftStoreError.lockTimeout
+        default: break
+        }
+        if error.code == .outcomeUnknown { return SaveFailure.outcomeUnknown }
+        return error
+    }
+}
+
+/// Why the PostgreSQL store refused a save that the contract's outcomes do not cover. Nothing
+/// was committed in any case.
+public enum DraftStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The writer's format is not stored at the table's phase (the modern format before
+    /// expand, the legacy format after contract).
+    case formatNotStored(String)
+    /// Another transaction held a lock the save needed (a save of the same operation or the
+    /// same draft still in flight) for longer than the store's lock timeout.
+    case lockTimeout
+
+    public var description: String {
+        switch self {
+        case .formatNotStored(let reason): "save refused: \(reason)"
+        case .lockTimeout:
+            "save timed out waiting for another save of the same operation or draft; nothing was committed; retry with the same operation ID"
+        }
+    }
+}

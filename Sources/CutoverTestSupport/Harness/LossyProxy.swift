@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback TCP proxy in front of PostgreSQL that can lose a server's reply on purpose.
+///
+/// Every connection made to ``port`` is forwarded to the target. After
+/// ``loseNextReplyToCommit()``, the next client write that carries a COMMIT is forwarded as
+/// usual, and the server's reply to it (sent after the commit is done) reaches nobody: the proxy
+/// drops it and closes both sides. That is the lost response of a real network, at the worst
+/// moment, for tests of outcome-unknown handling.
+public final class LossyProxy: Sendable {
+    /// The loopback port clients connect to.
+    public let port: Int
+    private let listener: Int32
+    private let targetHost: String
+    private let targetPort: Int
+    private let isArmed = Mutex(false)
+    private let isStopped = Mutex(false)
+    private let lostReplies = Mutex(0)
+
+    /// Starts a proxy to `host:port` on a free loopback port.
+    public init(targetHost: String, targetPort: Int) throws {
+        self.targetHost = targetHost
+        self.targetPort = targetPort
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 64) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard ok else {
+            close(descriptor)
+            throw ProxyError(message: "cannot listen on loopback: errno \(errno)")
+        }
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "cutover-lossy-proxy"
+        thread.start()
+    }
+
+    /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection.
+    public func loseNextReplyToCommit() {
+        isArmed.withLock { $0 = true }
+    }
+
+    /// How many replies the proxy has lost so far.
+    public var lostReplyCount: Int { lostReplies.withLock { $0 } }
+
+    /// Stops accepting connections. Connections already made stay until either side closes.
+    public func stop() {
+        let wasStopped = isStopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    deinit { stop() }
+
+    private func acceptLoop() {
+        while !isStopped.withLock({ $0 }) {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            guard let server = connectToTarget() else {
+                close(client)
+                continue
+            }
+            let thread = Thread { [self] in pump(client: client, server: server) }
+            thread.name = "cutover-lossy-proxy-pump"
+            thread.start()
+        }
+    }
+
+    private func connectToTarget() -> Int32? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(targetHost, String(targetPort), &hints, &found) == 0, let first = found else { return nil }
+        defer { freeaddrinfo(found) }
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard descriptor >= 0, connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            if descriptor >= 0 { close(descriptor) }
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Copies bytes both ways until either side closes, losing a reply when armed.
+    private func pump(client: Int32, server: Int32) {
+        defer {
+            close(client)
+            close(server)
+        }
+        var descriptors = [pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: server, events: Int16(POLLIN), revents: 0)]
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var losingReply = false
+        while true {
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            let ready = poll(&descriptors, 2, 1000)
+            if ready < 0 && errno != EINTR { return }
+            if ready <= 0 { continue }
+            if descriptors[0].revents != 0 {
+                let count = recv(client, &buffer, buffer.count, 0)
+                guard count > 0 else { return }
+                let chunk = buffer[0..<count]
+                if !losingReply, chunk.containsCommit, isArmed.withLock({ armed in defer { armed = false }; return armed }) {
+                    losingReply = true
+                }
+                guard sendAll(server, chunk) else { return }
+            }
+            if descriptors[1].revents != 0 {
+                let count = recv(server, &buffer, buffer.count, 0)
+                guard count > 0 else { return }
+                if losingReply {
+                    // The server has answered, so it has committed; nobody hears about it.
+                    lostReplies.withLock { $0 += 1 }
+                    Glibc.shutdown(client, Int32(SHUT_RDWR))
+                    return
+                }
+                guard sendAll(client, buffer[0..<count]) else { return }
+            }
+        }
+    }
+
+    private func sendAll(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+}
+
+/// The proxy could not start.
+public struct ProxyError: Error, Sendable, CustomStringConvertible {
+    /// What failed.
+    public var message: String
+    public var description: String { message }
+}
+
+extension ArraySlice<UInt8> {
+    /// Whether the bytes hold the text COMMIT (as a pipelined COMMIT's Parse message does).
+    fileprivate var containsCommit: Bool {
+        let needle = Array("COMMIT".utf8)
+        guard count >= needle.count else { return false }
+        var index = startIndex
+        while index <= endIndex - needle.count {
+            if self[index..<index + needle.count].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
+    }
+}

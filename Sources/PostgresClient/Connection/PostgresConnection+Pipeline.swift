@@ -1,0 +1,128 @@
+internal import CLibPQ
+
+extension PostgresConnection {
+    /// Runs one statement in a transaction of its own in a single round trip: BEGIN, the
+    /// statement and COMMIT travel together in libpq's pipeline mode.
+    ///
+    /// The outcome is classified as ``withTransaction(isolation:_:)`` classifies it. An error
+    /// the server reported for BEGIN or the statement means nothing was committed, and is
+    /// thrown as it is (a terminated backend's FATAL included). A COMMIT answered with ROLLBACK
+    /// is `commitRolledBack`. A connection that broke before the server answered the statement
+    /// or the COMMIT is `outcomeUnknown`: the server may have run all three.
+    ///
+    /// ```swift
+    /// let rows = try connection.pipelinedTransaction("SELECT * FROM cutover.save_draft(\(scope), …)")
+    /// ```
+    public func pipelinedTransaction(_ query: PostgresQuery) throws -> PostgresRows {
+        guard transactionState == .idle else {
+            throw PostgresError(code: .invalidArgument,
+                                message: "cannot begin a transaction: the connection is already in one")
+        }
+        let (sql, key, types) = try prepareText(of: query)
+        do {
+            return try runPipeline(sql: sql, key: key, types: types, binds: query.binds)
+        } catch let error as PostgresError where isStalePreparedStatement(error) && isConnected {
+            // The statement failed before anything could commit; prepare it afresh once.
+            forgetPreparedStatement(key: key)
+            return try runPipeline(sql: sql, key: key, types: types, binds: query.binds)
+        }
+    }
+
+    private func runPipeline(sql: String, key: String, types: [Oid], binds: [PostgresBind]) throws -> PostgresRows {
+        let name = try preparedStatement(sql: sql, key: key, types: types)
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError(code: .unexpectedResponse, message: "cannot enter pipeline mode: " + lastErrorMessage())
+        }
+        defer { leavePipeline() }
+
+        let sentStatement = PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1
+            && withParameterValues(binds, { values in
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, sql, Int32(binds.count), types, values, nil, nil, 0)
+                }
+            }) == 1
+        // Without a COMMIT the server cannot commit, so a failure this early is definite.
+        guard sentStatement else { throw connectionError(sql: sql) }
+        guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 else {
+            throw outcomeUnknownError(cause: lastErrorMessage())
+        }
+
+        // BEGIN
+        switch readPipelineResult(sql: "BEGIN") {
+        case .rows: break
+        case .refused(let error): throw error
+        case .lost(let cause): throw outcomeUnknownError(cause: cause)
+        }
+        // The statement
+        let rows: PostgresRows
+        switch readPipelineResult(sql: sql, binds: binds) {
+        case .rows(let result): rows = result
+        case .refused(let error): throw error
+        case .lost(let cause): throw outcomeUnknownError(cause: cause)
+        }
+        // COMMIT
+        switch readPipelineResult(sql: "COMMIT") {
+        case .rows(let result):
+            if result.commandTag == "COMMIT" { return rows }
+            if result.commandTag == "ROLLBACK" { throw commitRolledBackError() }
+            throw PostgresError(code: .unexpectedResponse, message: "COMMIT was answered with \(result.commandTag)")
+        case .refused(let error) where isConnected:
+            throw error
+        case .refused(let error):
+            throw outcomeUnknownError(cause: error.message)
+        case .lost(let cause):
+            throw outcomeUnknownError(cause: cause)
+        }
+    }
+
+    private enum PipelineResult {
+        /// The command succeeded.
+        case rows(PostgresRows)
+        /// The server reported an error for this command: it did not take effect.
+        case refused(PostgresError)
+        /// No answer from the server: the connection broke.
+        case lost(String)
+    }
+
+    /// Reads the next command's result and the NULL that ends it.
+    private func readPipelineResult(sql: String, binds: [PostgresBind] = []) -> PipelineResult {
+        guard let result = PQgetResult(handle) else { return .lost(lastErrorMessage()) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        if status != PGRES_PIPELINE_SYNC {
+            while PQstatus(handle) == CONNECTION_OK, let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return .rows(Self.copyRows(result))
+        case PGRES_PIPELINE_ABORTED:
+            return .refused(PostgresError(code: .unexpectedResponse,
+                                          message: "the command was skipped because an earlier one in the pipeline failed"))
+        default:
+            let failure = error(from: result, sql: sql, binds: binds)
+            // libpq's own report of a broken connection carries no SQLSTATE; anything with
+            // one was said by the server about this command.
+            return failure.sqlState == nil && failure.code != .server ? .lost(failure.message) : .refused(failure)
+        }
+    }
+
+    /// Reads to the end of the pipeline, leaves pipeline mode, and rolls back a transaction
+    /// that an error left open.
+    private func leavePipeline() {
+        while PQstatus(handle) == CONNECTION_OK, PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
+            guard let result = PQgetResult(handle) else {
+                if PQexitPipelineMode(handle) == 1 { break }
+                continue
+            }
+            PQclear(result)
+        }
+        if PQstatus(handle) == CONNECTION_OK, PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
+            _ = PQexitPipelineMode(handle)
+        }
+        if PQstatus(handle) == CONNECTION_OK, transactionState == .failedTransaction || transactionState == .inTransaction {
+            if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+
+/// A fresh database with the control schema and the legacy `drafts` table, optionally
+/// expanded, and a store over it.
+struct StoreDatabase: Sendable {
+    enum Layout: Sendable {
+        /// The legacy table only, as before Cutover.
+        case baseline
+        /// After the reference plan's expand: v1 and v2 side by side.
+        case expanded
+    }
+
+    let database: TestDatabase
+    let pool: PostgresPool
+    let store: PostgresDraftStore
+
+    static func make(_ label: String, layout: Layout = .expanded, poolSize: Int = 8,
+                     connectionString: String? = nil) async throws -> StoreDatabase {
+        let database = try await TestPostgres.database(label)
+        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        try await admin.withConnection { connection in
+            try ControlSchema.install(on: connection)
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+            if layout == .expanded { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql")) }
+        }
+        await admin.shutdown()
+        let configuration = PostgresConfiguration(connectionString: connectionString ?? database.connectionString,
+                                                  applicationName: "cutover-store-test", connectTimeout: .seconds(10))
+        let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize)
+        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        return StoreDatabase(database: database, pool: pool, store: store)
+    }
+
+    /// Runs blocking SQL on a connection of its own (for the test's observations and setup).
+    func sql<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await pool.withConnection(body)
+    }
+
+    func ledgerCount() async throws -> Int {
+        try await sql { try $0.query("SELECT count(*) AS n FROM cutover.operation_ledger")[0].decode(Int.self, "n") }
+    }
+
+    func close() async {
+        try? await store.outcomes.close()
+        await pool.shutdown()
+    }
+}
+
+/// The PostgreSQL store as a subject of the contract suite.
+struct PostgresContractSubject: DraftWritingContractSubject {
+    let database: StoreDatabase
+
+    var storage: any DraftStorage { database.store }
+
+    func commitCount() async throws -> Int { try await database.ledgerCount() }
+
+    func seed(_ draft: StoredDraft) async throws {
+        let content = try DraftCodecRegistry.standard.decode(draft.encoded, draftID: draft.draftID)
+        let document: String? = draft.encoded.format == .v2 ? String(decoding: draft.encoded.bytes, as: UTF8.self) : nil
+        try await database.sql { connection in
+            if let document {
+                try connection.query("""
+                    INSERT INTO drafts (id, title, revision, document)
+                    VALUES (\(draft.draftID), \(content.title), \(draft.revision), \(document)::jsonb)
+                    """)
+            } else {
+                // As a legacy writer before expand would have left it: v1 only.
+                try connection.execute(unsafeSQL: "ALTER TABLE drafts DISABLE TRIGGER drafts_mirror_legacy_write")
+                try connection.query("INSERT INTO drafts (id, title, revision) VALUES (\(draft.draftID), \(content.title), \(draft.revision))")
+                try connection.execute(unsafeSQL: "ALTER TABLE drafts ENABLE TRIGGER drafts_mirror_legacy_write")
+            }
+        }
+    }
+
+    func storedDraft(id draftID: String) async throws -> StoredDraft? {
+        try await database.store.draft(id: draftID)
+    }
+}

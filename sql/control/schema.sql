@@ -1,0 +1,163 @@
+-- Cutover's control schema, version 1.
+--
+-- Every statement is idempotent: the installer runs this whole file in one transaction, under
+-- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
+-- and then records the new version. A version newer than the binary's is refused.
+
+CREATE SCHEMA IF NOT EXISTS cutover;
+
+COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
+
+CREATE TABLE IF NOT EXISTS cutover.schema_version (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version integer NOT NULL,
+    installed_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per committed operation. The fingerprint is sha256 of the canonical request, so
+-- that a retry is recognised without keeping any of the request's content.
+CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
+    scope text NOT NULL,
+    operation_id text NOT NULL,
+    fingerprint bytea NOT NULL,
+    draft_id text NOT NULL,
+    revision bigint NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    committed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope, operation_id)
+);
+
+CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
+
+-- Counts of save outcomes per writer path and minute: no payloads, titles or operation IDs.
+CREATE TABLE IF NOT EXISTS cutover.outcome_log (
+    minute timestamptz NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    outcome text NOT NULL,
+    count bigint NOT NULL CHECK (count >= 0),
+    PRIMARY KEY (minute, path, outcome)
+);
+
+-- The save: claim the operation, then the conditional write, in the caller's transaction.
+-- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
+-- wait for a save of the same operation, or of the same draft, still in flight.
+--
+-- Outcomes returned as a row: committed, replayed, operationConflict (nothing was written).
+-- Outcomes raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 the writer's format is not stored at this phase (before expand or after contract)
+--   CU005 the stored draft is in a format this build does not know
+-- The table is `drafts` as the caller's search_path finds it; which representations it holds
+-- (title for v1, document for v2) is read from the catalog, so the same function serves the
+-- baseline, expanded and contracted layouts.
+CREATE OR REPLACE FUNCTION cutover.save_draft(
+    p_scope text, p_operation_id text, p_request bytea, p_draft_id text, p_expected bigint,
+    p_path text, p_title text, p_document jsonb, p_lock_timeout_ms integer,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql AS $save$
+DECLARE
+    v_fingerprint bytea := sha256(p_request);
+    v_next bigint := CASE WHEN p_expected = 9223372036854775807 THEN NULL ELSE p_expected + 1 END;
+    v_stored_fingerprint bytea;
+    v_stored_revision bigint;
+    v_has_title boolean;
+    v_has_document boolean;
+    v_current bigint;
+    v_version text;
+BEGIN
+    IF p_lock_timeout_ms IS NOT NULL THEN
+        PERFORM set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
+    END IF;
+
+    -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
+    --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (scope, operation_id, fingerprint, draft_id, revision, path)
+        VALUES (p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+        ON CONFLICT (scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+        -- The claim that stood in the way was pruned meanwhile: claim again.
+    END LOOP;
+
+    -- 2. Which representations the table holds now.
+    SELECT coalesce(bool_or(a.attname = 'title'), false), coalesce(bool_or(a.attname = 'document'), false)
+      INTO v_has_title, v_has_document
+      FROM pg_attribute a
+     WHERE a.attrelid = 'drafts'::regclass AND a.attname IN ('title', 'document')
+       AND a.attnum > 0 AND NOT a.attisdropped;
+    IF p_path = 'legacy' AND NOT v_has_title THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004',
+            MESSAGE = 'the legacy format is no longer stored (contract removed it); save through the modern writer';
+    END IF;
+    IF p_path = 'modern' AND NOT v_has_document THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004',
+            MESSAGE = 'the modern format is not stored yet (run expand first); save through the legacy writer';
+    END IF;
+
+    -- 3. The conditional write.
+    IF p_expected = 0 THEN
+        IF p_path = 'legacy' THEN
+            INSERT INTO drafts (id, title, revision) VALUES (p_draft_id, p_title, 1)
+            ON CONFLICT (id) DO NOTHING;
+        ELSIF v_has_title THEN
+            INSERT INTO drafts (id, title, revision, document) VALUES (p_draft_id, p_title, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        ELSE
+            INSERT INTO drafts (id, revision, document) VALUES (p_draft_id, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := 1;
+            RETURN;
+        END IF;
+    ELSIF v_next IS NOT NULL THEN
+        IF p_path = 'legacy' THEN
+            IF v_has_document THEN
+                -- A legacy write keeps the v2 fields it does not know; refuse a document of a
+                -- format this build cannot read rather than overwrite what it cannot see.
+                SELECT d.document ->> 'version' INTO v_version FROM drafts d WHERE d.id = p_draft_id;
+                IF v_version IS NOT NULL AND v_version <> '2' THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CU005', MESSAGE = 'unsupported stored format',
+                        DETAIL = 'v' || v_version;
+                END IF;
+            END IF;
+            UPDATE drafts d SET title = p_title, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSIF v_has_title THEN
+            UPDATE drafts d SET title = p_title, document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSE
+            UPDATE drafts d SET document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := v_next;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- 4. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    SELECT d.revision INTO v_current FROM drafts d WHERE d.id = p_draft_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'draft not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+$save$;

@@ -35,7 +35,8 @@ struct StoreDatabase: Sendable {
         return StoreDatabase(database: database, pool: pool, store: store)
     }
 
-    /// Runs blocking SQL on a connection of its own (for the test's observations and setup).
+    /// Runs blocking SQL on a connection of the pool (for the test's observations and setup).
+    @discardableResult
     func sql<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         try await pool.withConnection(body)
     }

@@ -161,3 +161,15 @@ BEGIN
     END IF;
 END
 $save$;
+
+-- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
+DO $check$
+BEGIN
+    IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'cutover' AND c.relkind = 'r'
+           AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log')) <> 3 THEN
+        RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
+            USING HINT = 'expected tables cutover.schema_version, cutover.operation_ledger and cutover.outcome_log';
+    END IF;
+END
+$check$;

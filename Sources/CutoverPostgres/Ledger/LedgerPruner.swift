@@ -30,6 +30,13 @@ public struct LedgerPruner: Sendable {
         public var batches: Int
         /// Whether every expired entry is gone (false when stopped by `maximumBatches`).
         public var isComplete: Bool
+
+        /// A report of `deleted` entries in `batches` batches.
+        public init(deleted: Int, batches: Int, isComplete: Bool) {
+            self.deleted = deleted
+            self.batches = batches
+            self.isComplete = isComplete
+        }
     }
 
     /// The pool to prune through.

@@ -315,12 +315,14 @@ public final class PostgresConnection {
         let state = field(CUTOVER_PG_DIAG_SQLSTATE).map(SQLState.init(rawValue:))
         let primary = field(CUTOVER_PG_DIAG_MESSAGE_PRIMARY)
             ?? String(cString: PQresultErrorMessage(result)).trimmingWhitespace()
-        let broken = PQstatus(handle) != CONNECTION_OK
+        // A FATAL error ends the session even if libpq has not yet read the end of the stream.
+        let severity = field(CUTOVER_PG_DIAG_SEVERITY)
+        let broken = PQstatus(handle) != CONNECTION_OK || severity == "FATAL" || severity == "PANIC"
         let code: PostgresError.Code = broken ? .connectionLost : (state == nil ? .unexpectedResponse : .server)
         let message = Self.maskValues(in: redact(Self.oneLine(primary.isEmpty ? lastErrorMessage() : primary)),
                                       sqlState: state, binds: binds)
         var error = PostgresError(code: code, message: message, sqlState: state)
-        error.severity = field(CUTOVER_PG_DIAG_SEVERITY)
+        error.severity = severity
         error.detail = field(CUTOVER_PG_DIAG_MESSAGE_DETAIL).map(redact)
         error.hint = field(CUTOVER_PG_DIAG_MESSAGE_HINT)
         error.context = field(CUTOVER_PG_DIAG_CONTEXT)

@@ -1,0 +1,97 @@
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+@Suite("Control schema")
+struct ControlSchemaTests {
+    private func connection(_ label: String) async throws -> PostgresConnection {
+        try await TestPostgres.database(label).connect()
+    }
+
+    @Test func installsOnceAndIsThenCurrent() async throws {
+        let connection = try await connection("control_install")
+        #expect(try ControlSchema.installedVersion(on: connection) == nil)
+        #expect(throws: ControlSchemaError.missing(known: ControlSchema.version)) { try ControlSchema.verify(on: connection) }
+        #expect(try ControlSchema.install(on: connection) == .installed(from: nil))
+        #expect(try ControlSchema.install(on: connection) == .current)
+        #expect(try ControlSchema.installedVersion(on: connection) == ControlSchema.version)
+        try ControlSchema.verify(on: connection)
+        let tables = try connection.query("""
+            SELECT string_agg(table_name, ',' ORDER BY table_name) AS names FROM information_schema.tables WHERE table_schema = 'cutover'
+            """)[0].decode(String.self, "names")
+        #expect(tables == "operation_ledger,outcome_log,schema_version")
+    }
+
+    @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {
+        let connection = try await connection("control_newer")
+        try ControlSchema.install(on: connection)
+        try connection.query("UPDATE cutover.schema_version SET version = \(ControlSchema.version + 1)")
+        let expected = ControlSchemaError.newerThanBinary(found: ControlSchema.version + 1, known: ControlSchema.version)
+        #expect(throws: expected) { try ControlSchema.install(on: connection) }
+        #expect(throws: expected) { try ControlSchema.verify(on: connection) }
+        #expect(try ControlSchema.installedVersion(on: connection) == ControlSchema.version + 1)
+        #expect(expected.description == "the Cutover control schema is version 2, newer than this binary knows (1); use a newer Cutover")
+    }
+
+    @Test func anOlderSchemaIsUpgradedInOneTransaction() async throws {
+        let connection = try await connection("control_older")
+        // An older install: the version table says 0 and the outcome log does not exist yet.
+        try connection.execute(unsafeSQL: """
+            CREATE SCHEMA cutover;
+            CREATE TABLE cutover.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                version integer NOT NULL, installed_at timestamptz NOT NULL DEFAULT now());
+            INSERT INTO cutover.schema_version (version) VALUES (0);
+            """)
+        #expect(throws: ControlSchemaError.olderThanBinary(found: 0, known: ControlSchema.version)) {
+            try ControlSchema.verify(on: connection)
+        }
+        #expect(try ControlSchema.install(on: connection) == .installed(from: 0))
+        try ControlSchema.verify(on: connection)
+        let present = try connection.query("SELECT to_regclass('cutover.outcome_log') IS NOT NULL AS present")[0].decode(Bool.self, "present")
+        #expect(present)
+    }
+
+    @Test func aFailedUpgradeChangesNothing() async throws {
+        let connection = try await connection("control_failed_upgrade")
+        try connection.execute(unsafeSQL: """
+            CREATE SCHEMA cutover;
+            CREATE TABLE cutover.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                version integer NOT NULL, installed_at timestamptz NOT NULL DEFAULT now());
+            INSERT INTO cutover.schema_version (version) VALUES (0);
+            -- Something in the way of the file: a view where it creates a table.
+            CREATE VIEW cutover.outcome_log AS SELECT 1 AS x;
+            """)
+        #expect(throws: PostgresError.self) { try ControlSchema.install(on: connection) }
+        #expect(try ControlSchema.installedVersion(on: connection) == 0)
+        let ledger = try connection.query("SELECT to_regclass('cutover.operation_ledger') IS NOT NULL AS present")[0].decode(Bool.self, "present")
+        #expect(!ledger)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func concurrentInstallersDoNotCollide() async throws {
+        let database = try await TestPostgres.database("control_concurrent")
+        let outcomes = try await withThrowingTaskGroup(of: ControlSchema.InstallOutcome.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+                    defer { Task { await pool.shutdown() } }
+                    return try await pool.withConnection { try ControlSchema.install(on: $0) }
+                }
+            }
+            var outcomes: [ControlSchema.InstallOutcome] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(outcomes.filter { $0 == .installed(from: nil) }.count == 1)
+        #expect(outcomes.filter { $0 == .current }.count == 3)
+    }
+
+    @Test func theFileStatesTheVersionTheBinaryRecords() throws {
+        let text = try SQLFiles.text(ControlSchema.file)
+        #expect(text.hasPrefix("-- Cutover's control schema, version \(ControlSchema.version).\n"))
+        #expect(throws: SQLFileError.self) { try SQLFiles.text("no/such.sql") }
+        #expect(SQLFiles.paths.contains("drafts/expand.sql"))
+    }
+}

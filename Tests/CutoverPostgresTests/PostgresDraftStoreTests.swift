@@ -1,0 +1,113 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+@Suite("PostgresDraftStore")
+struct PostgresDraftStoreTests {
+    private func request(_ operation: String, draft: String = "draft-1", expected: Int64, title: String,
+                         scope: String = "account-1", body: String = "", tags: [String] = []) -> SaveDraft {
+        SaveDraft(operationScope: scope, operationID: operation, draftID: draft, expectedRevision: expected,
+                  content: DraftContent(title: title, body: body, tags: tags))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func thirtyTwoConcurrentSavesOfOneOperationOverBothAdaptersCommitOnce() async throws {
+        let db = try await StoreDatabase.make("store_32", poolSize: 32)
+        let legacy = LegacyDraftAdapter(storage: db.store)
+        let modern = ModernDraftAdapter(storage: db.store)
+        _ = try await modern.save(request("create", expected: 0, title: "Plan"))
+        let save = request("edit", expected: 1, title: "Plan, revised", body: "Body", tags: ["a"])
+        let results = try await withThrowingTaskGroup(of: SavedDraft.self) { group in
+            for index in 0..<32 {
+                group.addTask { try await (index.isMultiple(of: 2) ? legacy.save(save) : modern.save(save)) }
+            }
+            var results: [SavedDraft] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        #expect(results.count == 32)
+        #expect(Set(results) == [SavedDraft(draftID: "draft-1", content: save.content, revision: 2)])
+        let rows = try await db.sql { connection in
+            try connection.query("SELECT count(*) AS n FROM cutover.operation_ledger WHERE operation_id = \("edit")")[0].decode(Int.self, "n")
+        }
+        #expect(rows == 1)
+        #expect(try await db.ledgerCount() == 2)
+        #expect(try await db.store.draft(id: "draft-1")?.revision == 2)
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aLostReplyToCommitIsOutcomeUnknownAndTheRetryReplays() async throws {
+        let direct = try await StoreDatabase.make("store_lost_reply")
+        var components = try #require(URLComponents(string: direct.database.connectionString))
+        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        let viaProxy = PostgresPool(configuration: .init(connectionString: components.string, connectTimeout: .seconds(10)),
+                                    maximumConnections: 1)
+        let store = try await PostgresDraftStore(pool: viaProxy, outcomeFlushInterval: nil)
+        let create = request("create", expected: 0, title: "Plan")
+        _ = try await store.commit(create, write: DraftCodecV2().encode(create.content), path: .modern)
+
+        let edit = request("edit", expected: 1, title: "Plan, revised")
+        proxy.loseNextReplyToCommit()
+        await #expect(throws: SaveFailure.outcomeUnknown) {
+            try await store.commit(edit, write: DraftCodecV1().encode(edit.content), path: .legacy)
+        }
+        #expect(proxy.lostReplyCount == 1)
+        // The reply was lost after the commit: the draft moved and the ledger holds the operation.
+        #expect(try await direct.store.draft(id: "draft-1")?.revision == 2)
+
+        let retried = try await store.commit(edit, write: DraftCodecV2().encode(edit.content), path: .modern)
+        #expect(retried == .replayed(SavedDraft(draftID: "draft-1", content: edit.content, revision: 2)))
+        #expect(try await direct.ledgerCount() == 2)
+        #expect(try await direct.store.draft(id: "draft-1")?.revision == 2)
+        await viaProxy.shutdown()
+        proxy.stop()
+        await direct.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aBackendTerminatedBeforeCommitCommitsNothing() async throws {
+        let db = try await StoreDatabase.make("store_terminated", poolSize: 2)
+        let create = request("create", expected: 0, title: "Plan")
+        _ = try await db.store.commit(create, write: DraftCodecV2().encode(create.content), path: .modern)
+        // Hold the draft's row so that the save blocks inside its transaction, before COMMIT.
+        let blocker = try db.database.connect(applicationName: "row-holder")
+        try blocker.execute(unsafeSQL: "BEGIN")
+        try blocker.query("SELECT 1 FROM drafts WHERE id = \("draft-1") FOR UPDATE")
+        let edit = request("edit", expected: 1, title: "Plan, revised")
+        let save = Task { try await db.store.commit(edit, write: DraftCodecV2().encode(edit.content), path: .modern) }
+        // Wait until the save is waiting on the row lock, then terminate its backend.
+        var terminated = false
+        for _ in 0..<100 where !terminated {
+            terminated = try await db.sql { connection in
+                try connection.query("""
+                    SELECT count(pg_terminate_backend(pid, 5000)) AS n FROM pg_stat_activity
+                    WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock'
+                    """)[0].decode(Int.self, "n") == 1
+            }
+            if !terminated { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(terminated)
+        let outcome = await save.result
+        try blocker.execute(unsafeSQL: "ROLLBACK")
+        let error = try #require(outcome.failure as? PostgresError)
+        #expect(error.sqlState == .adminShutdown)
+        #expect(error.code == .connectionLost)
+        #expect(try await db.ledgerCount() == 1)
+        #expect(try await db.store.draft(id: "draft-1")?.revision == 1)
+        await db.close()
+    }
+}
+
+extension Result {
+    /// The error, if this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -71,6 +71,28 @@ struct PostgresDraftStoreTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aSaveIsOneRoundTrip() async throws {
+        let direct = try await StoreDatabase.make("store_round_trip")
+        var components = try #require(URLComponents(string: direct.database.connectionString))
+        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        let pool = PostgresPool(configuration: .init(connectionString: components.string), maximumConnections: 1)
+        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        let writer = ModernDraftAdapter(storage: store)
+        // Warm up: connect and prepare the statement.
+        _ = try await writer.save(request("create", expected: 0, title: "Plan"))
+        let before = proxy.clientWriteCount
+        for revision in Int64(1)...20 {
+            _ = try await writer.save(request("edit-\(revision)", expected: revision, title: "Plan \(revision)"))
+        }
+        #expect(proxy.clientWriteCount - before == 20)
+        await pool.shutdown()
+        proxy.stop()
+        await direct.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aBackendTerminatedBeforeCommitCommitsNothing() async throws {
         let db = try await StoreDatabase.make("store_terminated", poolSize: 2)
         let create = request("create", expected: 0, title: "Plan")

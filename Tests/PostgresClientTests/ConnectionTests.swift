@@ -49,7 +49,7 @@ struct ConnectionTests {
         "host=127.0.0.1 password=Sup3rSecret-9 nosuchkeyword=1",
     ])
     func passwordsStayOutOfErrors(template: String) async throws {
-        let closed = try SilentListener.closed()
+        let closed = try LoopbackSocket.refusing()
         let connectionString = template.replacing("PORT", with: String(closed.port))
         let failure = try await onThread { () -> PostgresError? in
             do { _ = try PostgresConnection(configuration: .init(connectionString: connectionString)); return nil } catch let error as PostgresError { return error }
@@ -65,7 +65,7 @@ struct ConnectionTests {
 
     @Test(.timeLimit(.minutes(1)))
     func anUnreachableServerFailsClearlyWithinTheConnectTimeout() async throws {
-        let silent = try SilentListener()
+        let silent = try LoopbackSocket.silent()
         let configuration = PostgresConfiguration(connectionString: "host=127.0.0.1 port=\(silent.port) user=app dbname=app",
                                                   connectTimeout: .seconds(2))
         let started = ContinuousClock.now
@@ -84,7 +84,7 @@ struct ConnectionTests {
     }
 
     @Test func aRefusedPortFailsAtOnce() async throws {
-        let closed = try SilentListener.closed()
+        let closed = try LoopbackSocket.refusing()
         let port = closed.port
         let started = ContinuousClock.now
         let failure = try await onThread { () -> PostgresError? in

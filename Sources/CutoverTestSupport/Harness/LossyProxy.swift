@@ -14,33 +14,21 @@ import Glibc
 public final class LossyProxy: Sendable {
     /// The loopback port clients connect to.
     public let port: Int
-    private let listener: Int32
+    private let listener: LoopbackSocket
     private let targetHost: String
     private let targetPort: Int
     private let isArmed = Mutex(false)
     private let isStopped = Mutex(false)
     private let lostReplies = Mutex(0)
+    private let clientWrites = Mutex(0)
 
     /// Starts a proxy to `host:port` on a free loopback port.
     public init(targetHost: String, targetPort: Int) throws {
         self.targetHost = targetHost
         self.targetPort = targetPort
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 64) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard ok else {
-            close(descriptor)
-            throw ProxyError(message: "cannot listen on loopback: errno \(errno)")
-        }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let socket = try LoopbackSocket(backlog: 64)
+        listener = socket
+        port = socket.port
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "cutover-lossy-proxy"
         thread.start()
@@ -50,6 +38,10 @@ public final class LossyProxy: Sendable {
     public func loseNextReplyToCommit() {
         isArmed.withLock { $0 = true }
     }
+
+    /// How many chunks clients have sent through the proxy so far: one per round trip for
+    /// small messages.
+    public var clientWriteCount: Int { clientWrites.withLock { $0 } }
 
     /// How many replies the proxy has lost so far.
     public var lostReplyCount: Int { lostReplies.withLock { $0 } }
@@ -61,15 +53,15 @@ public final class LossyProxy: Sendable {
             return stopped
         }
         guard !wasStopped else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        // Wakes the accept loop; the descriptor is closed when the socket value goes away.
+        shutdown(listener.descriptor, Int32(SHUT_RDWR))
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
         while !isStopped.withLock({ $0 }) {
-            let client = accept(listener, nil, nil)
+            let client = accept(listener.descriptor, nil, nil)
             guard client >= 0 else {
                 if errno == EINTR { continue }
                 return
@@ -119,6 +111,7 @@ public final class LossyProxy: Sendable {
                 let count = recv(client, &buffer, buffer.count, 0)
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
+                clientWrites.withLock { $0 += 1 }
                 if !losingReply, chunk.containsCommit, isArmed.withLock({ armed in defer { armed = false }; return armed }) {
                     losingReply = true
                 }
@@ -148,13 +141,6 @@ public final class LossyProxy: Sendable {
         }
         return true
     }
-}
-
-/// The proxy could not start.
-public struct ProxyError: Error, Sendable, CustomStringConvertible {
-    /// What failed.
-    public var message: String
-    public var description: String { message }
 }
 
 extension ArraySlice<UInt8> {

@@ -1,10 +1,13 @@
--- Cutover's control schema, version 1.
+-- Cutover's control schema, version 2.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
 -- and then records the new version. A version newer than the binary's is refused.
 
 CREATE SCHEMA IF NOT EXISTS cutover;
+
+-- Version history: 1 added the ledger, the outcome log and the save function; 2 added the
+-- migration state, the phase history, the applied-file checksums and legacy-write tracking.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -36,6 +39,56 @@ CREATE TABLE IF NOT EXISTS cutover.outcome_log (
     outcome text NOT NULL,
     count bigint NOT NULL CHECK (count >= 0),
     PRIMARY KEY (minute, path, outcome)
+);
+
+-- One row per migration plan: where it stands. The epoch grows with every change.
+CREATE TABLE IF NOT EXISTS cutover.migration_state (
+    plan text PRIMARY KEY,
+    phase text NOT NULL DEFAULT 'baseline'
+        CHECK (phase IN ('baseline', 'expanded', 'modern', 'backfilled', 'contracted')),
+    writer_path text NOT NULL DEFAULT 'legacy' CHECK (writer_path IN ('legacy', 'modern')),
+    epoch bigint NOT NULL DEFAULT 0,
+    writer_switched_at timestamptz,
+    backfill_cursor text,
+    backfill_converted bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Every step attempted, in every direction and with every outcome. A row left 'running' by
+-- a runner that died is an interrupted step; the next run says so and finishes or undoes it.
+CREATE TABLE IF NOT EXISTS cutover.phase_history (
+    id bigserial PRIMARY KEY,
+    plan text NOT NULL,
+    step text NOT NULL,
+    direction text NOT NULL CHECK (direction IN ('forward', 'rollback')),
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    duration_ms bigint,
+    outcome text NOT NULL CHECK (outcome IN ('running', 'done', 'failed', 'refused', 'interrupted')),
+    error text,
+    checksum text,
+    epoch bigint,
+    details jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+
+CREATE INDEX IF NOT EXISTS phase_history_plan ON cutover.phase_history (plan, id);
+
+-- The checksum of every SQL file as it was applied; a file changed since is refused.
+CREATE TABLE IF NOT EXISTS cutover.applied_files (
+    plan text NOT NULL,
+    step text NOT NULL,
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (plan, step, file)
+);
+
+-- When a write in the legacy format last reached a table (kept by the plan's expand trigger,
+-- at most once a second), for the contract check "no legacy write within the window".
+CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
+    table_name text PRIMARY KEY,
+    last_write_at timestamptz NOT NULL
 );
 
 -- The save: claim the operation, then the conditional write, in the caller's transaction.
@@ -167,9 +220,11 @@ DO $check$
 BEGIN
     IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
-           AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log')) <> 3 THEN
+           AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
+                             'phase_history', 'applied_files', 'legacy_activity')) <> 7 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
-            USING HINT = 'expected tables cutover.schema_version, cutover.operation_ledger and cutover.outcome_log';
+            USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
+                      || 'phase_history, applied_files and legacy_activity in schema cutover';
     END IF;
 END
 $check$;

@@ -1,0 +1,133 @@
+import Foundation
+import PostgresClient
+
+/// Converts the rows that lack the new representation, in keyset batches, resumably.
+///
+/// The plan gives two statements: a batch (parameters: the last key of the previous batch,
+/// NULL at the start, and the batch size; returns `last_key`, `converted`, `scanned`) and a
+/// count of the rows still to convert. Each batch runs in its own short transaction together
+/// with the update of the cursor in `cutover.migration_state`, so a backfill killed at any
+/// moment resumes from exactly where its last committed batch ended. Rows another transaction
+/// holds are skipped by the batch statement and picked up by a later pass; the engine makes
+/// passes until nothing remains, up to a bound. Memory does not grow with the table: one batch
+/// is in flight at a time and only its summary row comes back.
+public struct BackfillEngine: Sendable {
+    /// How the backfill paces itself.
+    public struct Options: Sendable, Equatable {
+        /// Rows per batch.
+        public var batchSize: Int
+        /// A pause after each batch, to leave room for the live load.
+        public var batchDelay: Duration
+        /// The longest a batch waits for a lock on the table.
+        public var lockTimeout: Duration
+        /// Passes over the table before giving up on rows that stay locked.
+        public var maximumPasses: Int
+
+        /// 1,000 rows a batch, no pause, 500 ms lock timeout, 20 passes.
+        public init(batchSize: Int = 1000, batchDelay: Duration = .zero, lockTimeout: Duration = .milliseconds(500),
+                    maximumPasses: Int = 20) {
+            self.batchSize = batchSize
+            self.batchDelay = batchDelay
+            self.lockTimeout = lockTimeout
+            self.maximumPasses = maximumPasses
+        }
+    }
+
+    /// Where a backfill stands.
+    public struct Progress: Sendable, Equatable {
+        /// Rows converted, over every run of this backfill.
+        public var converted: Int64
+        /// Rows converted plus rows still to convert when this run started.
+        public var total: Int64
+        /// Batches run in this run.
+        public var batches: Int
+        /// The pass over the table, from 1.
+        public var pass: Int
+    }
+
+    /// The plan whose state holds the cursor.
+    public let plan: String
+    /// The batch statement.
+    public let batchSQL: String
+    /// The statement counting the rows still to convert.
+    public let remainingSQL: String
+    /// The pacing.
+    public let options: Options
+
+    /// An engine for `plan` with its two statements.
+    public init(plan: String, batchSQL: String, remainingSQL: String, options: Options = Options()) {
+        self.plan = plan
+        self.batchSQL = batchSQL
+        self.remainingSQL = remainingSQL
+        self.options = options
+    }
+
+    /// Rows still to convert.
+    public func remaining(on connection: PostgresConnection) throws -> Int64 {
+        try connection.query(PostgresQuery(unsafeSQL: remainingSQL))[0].decode(Int64.self, at: 0)
+    }
+
+    /// Runs batches until no row remains.
+    ///
+    /// - Parameter progress: called after every batch.
+    /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass.
+    @discardableResult
+    public func run(on connection: PostgresConnection, progress: (Progress) -> Void = { _ in }) throws -> Progress {
+        let state = try connection.query("""
+            SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = \(plan)
+            """)
+        guard let row = state.first else { throw BackfillError.noState(plan) }
+        var cursor = try row.decode(String?.self, "backfill_cursor")
+        var current = Progress(converted: try row.decode(Int64.self, "backfill_converted"), total: 0, batches: 0, pass: 1)
+        current.total = current.converted + (try remaining(on: connection))
+        progress(current)
+        while true {
+            let batch = try runBatch(after: cursor, on: connection)
+            current.batches += 1
+            current.converted += batch.converted
+            cursor = batch.lastKey
+            progress(current)
+            if cursor == nil {
+                let left = try remaining(on: connection)
+                if left == 0 { return current }
+                guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(left) }
+                current.pass += 1
+                current.total = max(current.total, current.converted + left)
+            }
+            if options.batchDelay > .zero { Thread.sleep(forTimeInterval: options.batchDelay / .seconds(1)) }
+        }
+    }
+
+    private func runBatch(after cursor: String?, on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
+        let size = Int32(clamping: options.batchSize)
+        let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
+        return try connection.withTransaction { connection in
+            try connection.execute(unsafeSQL: "SET LOCAL lock_timeout = '\(timeout)ms'")
+            let row = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: [cursor.postgresBind, size.postgresBind]))[0]
+            let lastKey = try row.decode(String?.self, "last_key")
+            let converted = try row.decode(Int64.self, "converted")
+            try connection.query("""
+                UPDATE cutover.migration_state
+                   SET backfill_cursor = \(lastKey), backfill_converted = backfill_converted + \(converted), updated_at = now()
+                 WHERE plan = \(plan)
+                """)
+            return (lastKey, converted)
+        }
+    }
+}
+
+/// A backfill that could not finish.
+public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Rows remained after the last pass: other transactions held them every time.
+    case rowsStillLocked(Int64)
+    /// The plan has no state row: `phase init` has not run.
+    case noState(String)
+
+    public var description: String {
+        switch self {
+        case .rowsStillLocked(let count):
+            "backfill stopped with \(count) rows still to convert: other transactions held them on every pass; run backfill again"
+        case .noState(let plan): "plan \(plan) has no migration state; run 'phase init' first"
+        }
+    }
+}

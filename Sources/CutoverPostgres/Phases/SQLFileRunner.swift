@@ -1,0 +1,134 @@
+import Foundation
+import PostgresClient
+
+/// Runs a plan's SQL files so that nobody queues behind them for long.
+///
+/// Each file runs with a short `lock_timeout`: when the lock it needs is held by another
+/// session, the file gives up within that time (so sessions queued behind it wait no longer),
+/// backs off with exponential delay and jitter, and tries again, up to a bound. A file in a
+/// transaction runs together with the caller's bookkeeping in that one transaction, so a runner
+/// killed at any moment leaves either all of it or none. A file that cannot run in a transaction
+/// (`CREATE INDEX CONCURRENTLY`) runs on its own; an index it leaves invalid (an interrupted
+/// build) is dropped and the file run again.
+public struct SQLFileRunner: Sendable {
+    /// How the runner waits and retries.
+    public struct Policy: Sendable, Equatable {
+        /// The longest any statement waits for a lock (and so the longest others queue behind it).
+        public var lockTimeout: Duration
+        /// The longest any statement runs.
+        public var statementTimeout: Duration
+        /// How many times a file is tried in all when its locks are taken.
+        public var maximumAttempts: Int
+        /// The first wait between attempts; it doubles each time, up to ``maximumBackoff``, with
+        /// up to half of it added at random.
+        public var initialBackoff: Duration
+        /// The longest wait between attempts.
+        public var maximumBackoff: Duration
+
+        /// The defaults: 500 ms lock timeout, 10 minutes statement timeout, 30 attempts,
+        /// backoff from 100 ms to 5 s.
+        public init(lockTimeout: Duration = .milliseconds(500), statementTimeout: Duration = .seconds(600),
+                    maximumAttempts: Int = 30, initialBackoff: Duration = .milliseconds(100),
+                    maximumBackoff: Duration = .seconds(5)) {
+            self.lockTimeout = lockTimeout
+            self.statementTimeout = statementTimeout
+            self.maximumAttempts = maximumAttempts
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+        }
+    }
+
+    /// The policy in force.
+    public var policy: Policy
+    /// Called before each retry with the attempt number, the delay and the cause, in one line.
+    public var onRetry: (@Sendable (Int, Duration, String) -> Void)?
+
+    /// A runner with the given policy.
+    public init(policy: Policy = Policy(), onRetry: (@Sendable (Int, Duration, String) -> Void)? = nil) {
+        self.policy = policy
+        self.onRetry = onRetry
+    }
+
+    /// Runs `sql` in one transaction with `bookkeeping`, retrying lock timeouts and deadlocks.
+    ///
+    /// - Returns: how many attempts it took.
+    @discardableResult
+    public func runInTransaction(_ sql: String, on connection: PostgresConnection,
+                                 bookkeeping: (PostgresConnection) throws -> Void = { _ in }) throws -> Int {
+        try withRetries { _ in
+            try connection.withTransaction { connection in
+                try connection.execute(unsafeSQL: settings(local: true))
+                try connection.execute(unsafeSQL: sql)
+                try bookkeeping(connection)
+            }
+        }
+    }
+
+    /// Runs `sql` outside a transaction (for `CONCURRENTLY`), retrying lock timeouts, and
+    /// rebuilding any index on `table` that it leaves invalid.
+    @discardableResult
+    public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection) throws -> Int {
+        try withRetries { _ in
+            try dropInvalidIndexes(on: table, connection: connection)
+            try connection.execute(unsafeSQL: settings(local: false))
+            defer { _ = try? connection.execute(unsafeSQL: "RESET lock_timeout; RESET statement_timeout") }
+            try connection.execute(unsafeSQL: sql)
+            let invalid = try invalidIndexes(on: table, connection: connection)
+            if !invalid.isEmpty { throw InvalidIndexLeft(names: invalid) }
+        }
+    }
+
+    /// The names of the invalid indexes on `table` (left by an interrupted concurrent build).
+    public func invalidIndexes(on table: String, connection: PostgresConnection) throws -> [String] {
+        try connection.query("""
+            SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+             WHERE i.indrelid = to_regclass(\(table)) AND NOT i.indisvalid ORDER BY c.relname
+            """).map { try $0.decode(String.self, "relname") }
+    }
+
+    private func dropInvalidIndexes(on table: String, connection: PostgresConnection) throws {
+        for name in try invalidIndexes(on: table, connection: connection) {
+            try connection.execute(unsafeSQL: settings(local: false))
+            try connection.query("DROP INDEX CONCURRENTLY IF EXISTS \(identifier: name)")
+        }
+    }
+
+    private func settings(local: Bool) -> String {
+        let scope = local ? "LOCAL " : ""
+        return "SET \(scope)lock_timeout = '\(milliseconds(policy.lockTimeout))ms'; "
+            + "SET \(scope)statement_timeout = '\(milliseconds(policy.statementTimeout))ms'"
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int64 {
+        Int64((duration / .milliseconds(1)).rounded(.up))
+    }
+
+    /// An index build that ended with an invalid index; it is dropped and the build retried.
+    struct InvalidIndexLeft: Error, CustomStringConvertible {
+        var names: [String]
+        var description: String { "an index build left invalid index(es) \(names.joined(separator: ", ")); rebuilding" }
+    }
+
+    private static func isRetryable(_ error: any Error) -> Bool {
+        if error is InvalidIndexLeft { return true }
+        guard let error = error as? PostgresError else { return false }
+        return error.sqlState == .lockNotAvailable || error.sqlState == .deadlockDetected
+    }
+
+    private func withRetries(_ body: (Int) throws -> Void) throws -> Int {
+        var delay = policy.initialBackoff
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try body(attempt)
+                return attempt
+            } catch where Self.isRetryable(error) && attempt < policy.maximumAttempts {
+                let jittered = delay + delay * Double.random(in: 0...0.5)
+                onRetry?(attempt, jittered, "\(error)")
+                Thread.sleep(forTimeInterval: jittered / .seconds(1))
+                delay = min(delay * 2, policy.maximumBackoff)
+            }
+        }
+    }
+}

@@ -18,12 +18,15 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The pure core: contract, errors, router, codecs, phase state machine. No I/O.
         .target(name: "Cutover"),
+        // The phase command line: declarative parsing, help, usage errors, exit codes, output.
+        .target(name: "PhaseCLI"),
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
 
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,7 +26,7 @@ let package = Package(
 
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
-        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI"]),
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI"], resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,6 +25,8 @@ let package = Package(
         .executableTarget(name: "EmbedSQLTool"),
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
+        // The phase command line: declarative parsing, help, usage errors, exit codes, output.
+        .target(name: "PhaseCLI"),
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
@@ -32,6 +34,7 @@ let package = Package(
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
         .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "CutoverTestSupport"]),
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI"], resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]
 )

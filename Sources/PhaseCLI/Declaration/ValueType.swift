@@ -1,0 +1,127 @@
+/// How the text of an option or argument becomes a typed value, and how a value is shown.
+///
+/// ```swift
+/// let batchSize = Option("batch-size", type: .integer(in: 1...100_000), default: 1000,
+///                        help: "Rows converted in one transaction.")
+/// let retention = Option("older-than", type: .duration(atLeast: .seconds(86_400)), default: .seconds(604_800),
+///                        help: "Prune ledger rows older than this.")
+/// let path = Argument("path", type: .choice(WriterPath.self), help: "The writer to switch to.")
+/// ```
+public struct ValueType<Value: Sendable>: Sendable {
+    /// The limits in words for help, for example `between 1 and 100000`.
+    let constraint: String?
+    /// The only values accepted, when there is such a list (shown in help and used for suggestions).
+    let allowedValues: [String]
+    let parseText: @Sendable (String) -> Result<Value, InvalidValue>
+    let formatValue: @Sendable (Value) -> String
+
+    /// A value type of your own.
+    ///
+    /// - Parameters:
+    ///   - constraint: the limits in words for help (`between 1 and 10`), if any.
+    ///   - allowedValues: the complete list of accepted spellings, if there is one.
+    ///   - parse: turns text into a value or says why it cannot.
+    ///   - format: writes a value as the text that `parse` would accept (used for defaults).
+    public init(constraint: String? = nil, allowedValues: [String] = [],
+                parse: @escaping @Sendable (String) -> Result<Value, InvalidValue>,
+                format: @escaping @Sendable (Value) -> String) {
+        self.constraint = constraint
+        self.allowedValues = allowedValues
+        self.parseText = parse
+        self.formatValue = format
+    }
+
+    /// The value that `text` stands for, or why it stands for none.
+    public func parse(_ text: String) -> Result<Value, InvalidValue> {
+        parseText(text)
+    }
+
+    /// The text that stands for `value`.
+    public func format(_ value: Value) -> String {
+        formatValue(value)
+    }
+}
+
+extension ValueType where Value == String {
+    /// Any text, taken as it is.
+    public static var string: ValueType<String> {
+        ValueType(parse: { .success($0) }, format: { $0 })
+    }
+
+    /// One of a fixed list of words.
+    public static func choice(_ words: [String]) -> ValueType<String> {
+        ValueType(allowedValues: words, parse: { text in
+            words.contains(text) ? .success(text) : .failure(notAChoice(text, words))
+        }, format: { $0 })
+    }
+}
+
+extension ValueType where Value: CaseIterable & RawRepresentable, Value.RawValue == String {
+    /// One of the cases of a string-backed enumeration, spelled as its raw value.
+    public static func choice(_ type: Value.Type) -> ValueType<Value> {
+        let words = Value.allCases.map(\.rawValue)
+        return ValueType(allowedValues: words, parse: { text in
+            Value(rawValue: text).map { .success($0) } ?? .failure(notAChoice(text, words))
+        }, format: { $0.rawValue })
+    }
+}
+
+extension ValueType where Value == Int {
+    /// A whole number within `range`.
+    public static func integer(in range: ClosedRange<Int>) -> ValueType<Int> {
+        integer(ValueBounds(lower: range.lowerBound, upper: range.upperBound))
+    }
+
+    /// A whole number no smaller than `minimum`.
+    public static func integer(atLeast minimum: Int) -> ValueType<Int> {
+        integer(ValueBounds(lower: minimum, upper: nil))
+    }
+
+    /// Any whole number.
+    public static var integer: ValueType<Int> {
+        integer(.unbounded)
+    }
+
+    private static func integer(_ bounds: ValueBounds<Int>) -> ValueType<Int> {
+        bounded(bounds, parse: { text in
+            Int(text).map { .success($0) } ?? .failure(InvalidValue(reason: "must be a whole number"))
+        }, format: { String($0) })
+    }
+}
+
+extension ValueType where Value == Duration {
+    /// A duration such as `500ms`, `2s`, `5m`, `7d` or `1h30m`, within `range`.
+    public static func duration(in range: ClosedRange<Duration>) -> ValueType<Duration> {
+        duration(ValueBounds(lower: range.lowerBound, upper: range.upperBound))
+    }
+
+    /// A duration no shorter than `minimum`.
+    public static func duration(atLeast minimum: Duration) -> ValueType<Duration> {
+        duration(ValueBounds(lower: minimum, upper: nil))
+    }
+
+    /// Any duration of zero or more.
+    public static var duration: ValueType<Duration> {
+        duration(.unbounded)
+    }
+
+    private static func duration(_ bounds: ValueBounds<Duration>) -> ValueType<Duration> {
+        bounded(bounds, parse: DurationText.parse, format: DurationText.format)
+    }
+}
+
+extension ValueType where Value: Comparable {
+    /// Values read by `parse` and accepted only within `bounds`, which help states.
+    fileprivate static func bounded(_ bounds: ValueBounds<Value>,
+                                    parse: @escaping @Sendable (String) -> Result<Value, InvalidValue>,
+                                    format: @escaping @Sendable (Value) -> String) -> ValueType<Value> {
+        ValueType(constraint: bounds.phrase(format), parse: { text in
+            parse(text).flatMap { bounds.check($0, format) }
+        }, format: format)
+    }
+}
+
+private func notAChoice(_ text: String, _ words: [String]) -> InvalidValue {
+    InvalidValue(reason: "must be one of " + words.joined(separator: ", "),
+                 suggestion: Suggestion.closest(to: text, among: words))
+}

@@ -1,0 +1,15 @@
+/// How `phase` ends, with exactly the numbers the CLI contract promises.
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// The command did what was asked (0).
+    case done = 0
+    /// The command failed (1).
+    case error = 1
+    /// A step was refused by its checks; the failing checks were named (3).
+    case refused = 3
+    /// The command line was wrong (64, `EX_USAGE`).
+    case usage = 64
+    /// The database could not be reached (69, `EX_UNAVAILABLE`).
+    case databaseUnreachable = 69
+    /// Another runner holds the lock; try again later (75, `EX_TEMPFAIL`).
+    case lockHeld = 75
+}

@@ -1,0 +1,80 @@
+import PhaseCLI
+import Testing
+
+@Suite("Value types")
+struct ValueTypeTests {
+    @Test("durations in one or more units", arguments: [
+        ("500ms", Duration.milliseconds(500)), ("2s", .seconds(2)), ("5m", .seconds(300)),
+        ("7d", .seconds(604_800)), ("1h", .seconds(3_600)), ("1h30m", .seconds(5_400)),
+        ("1d2h3m4s5ms", .milliseconds(93_784_005)), ("0s", .zero),
+    ])
+    func durationParses(text: String, expected: Duration) throws {
+        #expect(try DurationText.parse(text).get() == expected)
+    }
+
+    @Test("malformed durations say what is wrong", arguments: [
+        ("", "expected a duration such as 500ms, 2s, 5m or 7d"),
+        ("s", "expected a duration such as 500ms, 2s, 5m or 7d"),
+        ("-2s", "expected a duration such as 500ms, 2s, 5m or 7d"),
+        ("2", "missing a unit after '2' (use ms, s, m, h or d)"),
+        ("1h30", "missing a unit after '30' (use ms, s, m, h or d)"),
+        ("2w", "unknown unit 'w' (use ms, s, m, h or d)"),
+        ("5sec", "unknown unit 'sec' (use ms, s, m, h or d)"),
+        ("5s5m", "units must go from largest to smallest, each at most once"),
+        ("1s1s", "units must go from largest to smallest, each at most once"),
+        ("99999999999999999999d", "must be shorter"),
+        ("999999999999999d", "must be shorter"),
+    ])
+    func durationRejects(text: String, reason: String) {
+        #expect(DurationText.parse(text) == .failure(InvalidValue(reason: reason)))
+    }
+
+    @Test("durations are written in the form they are read", arguments: [
+        (Duration.zero, "0s"), (.milliseconds(500), "500ms"), (.seconds(90), "1m30s"),
+        (.seconds(604_800), "7d"), (.milliseconds(93_784_005), "1d2h3m4s5ms"), (.seconds(-90), "-1m30s"),
+    ])
+    func durationFormats(duration: Duration, text: String) throws {
+        #expect(DurationText.format(duration) == text)
+        if duration >= .zero { #expect(try DurationText.parse(text).get() == duration) }
+    }
+
+    @Test func integersAreCheckedAgainstTheirRange() {
+        let type = ValueType.integer(in: 1...100_000)
+        #expect(type.parse("1") == .success(1))
+        #expect(type.parse("100000") == .success(100_000))
+        #expect(type.parse("0") == .failure(InvalidValue(reason: "must be between 1 and 100000")))
+        #expect(type.parse("100001") == .failure(InvalidValue(reason: "must be between 1 and 100000")))
+        #expect(type.parse("1e3") == .failure(InvalidValue(reason: "must be a whole number")))
+        #expect(type.parse("") == .failure(InvalidValue(reason: "must be a whole number")))
+        #expect(ValueType.integer(atLeast: 0).parse("-1") == .failure(InvalidValue(reason: "must be at least 0")))
+        #expect(ValueType.integer.parse("-1") == .success(-1))
+    }
+
+    @Test func durationsAreCheckedAgainstTheirBoundsInTheirOwnUnits() {
+        let type = ValueType.duration(atLeast: .seconds(86_400))
+        #expect(type.parse("24h") == .success(.seconds(86_400)))
+        #expect(type.parse("23h59m") == .failure(InvalidValue(reason: "must be at least 1d")))
+        let bounded = ValueType.duration(in: .milliseconds(10) ... .seconds(60))
+        #expect(bounded.parse("5ms") == .failure(InvalidValue(reason: "must be between 10ms and 1m")))
+    }
+
+    @Test func choicesAcceptOnlyTheirWordsAndSuggestACloseOne() {
+        let type = ValueType.choice(WriterPath.self)
+        #expect(type.parse("modern") == .success(.modern))
+        #expect(type.parse("modren") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "modern")))
+        #expect(type.parse("Legacy") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "legacy")))
+        #expect(type.parse("sideways") == .failure(InvalidValue(reason: "must be one of legacy, modern")))
+        #expect(ValueType.choice(["a", "b"]).parse("b") == .success("b"))
+    }
+
+    @Test func aValueTypeOfOnesOwnIsUsedByTheParser() throws {
+        let even = ValueType<Int>(constraint: "even", parse: { text in
+            guard let number = Int(text), number % 2 == 0 else { return .failure(InvalidValue(reason: "must be even")) }
+            return .success(number)
+        }, format: String.init)
+        let count = Option("count", type: even, default: 2, help: "An even count.")
+        let program = CommandLineProgram(root: CommandSpec("tool", abstract: "A tool.", parameters: [count]))
+        #expect(program.parse(["--count", "4"]).command?[count] == 4)
+        #expect(program.parse(["--count", "3"]).usageError?.message == "invalid value '3' for '--count': must be even")
+    }
+}

@@ -19,7 +19,9 @@
 /// ```
 public enum PhaseMachine {
     /// The phase `step` leads to from `phase`, or the refusal saying why it cannot run.
-    public static func transition(from phase: MigrationPhase, by step: PhaseStep) throws(PhaseRefusal) -> MigrationPhase {
+    public static func transition(
+        from phase: MigrationPhase, by step: PhaseStep
+    ) throws(PhaseRefusal) -> MigrationPhase {
         if step.sourcePhases.contains(phase) { return step.targetPhase }
         let isBeforeSources = step.sourcePhases.allSatisfy { phase.position < $0.position }
         switch step.direction {

@@ -9,17 +9,25 @@ struct JSONParser {
     static let maximumDepth = 64
 
     private let bytes: [UInt8]
+    private let allowsRepeatedNames: Bool
     private var offset = 0
     private var depth = 0
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], allowsRepeatedNames: Bool) {
         self.bytes = bytes
+        self.allowsRepeatedNames = allowsRepeatedNames
     }
 
     /// The single JSON value `bytes` hold, surrounded by optional whitespace.
-    static func parse(_ bytes: [UInt8]) throws(MalformedDraftProblem) -> JSONValue {
+    ///
+    /// An object that names a member twice is ``MalformedDraftProblem/duplicateField(byteOffset:)``
+    /// unless `allowingRepeatedNames` is true; then every member is kept, in document
+    /// order, for a reader that reports repeats by where they are in the document.
+    static func parse(
+        _ bytes: [UInt8], allowingRepeatedNames: Bool = false
+    ) throws(MalformedDraftProblem) -> JSONValue {
         try UTF8Validation.validate(bytes)
-        var parser = JSONParser(bytes: bytes)
+        var parser = JSONParser(bytes: bytes, allowsRepeatedNames: allowingRepeatedNames)
         parser.skipWhitespace()
         let value = try parser.parseValue()
         parser.skipWhitespace()
@@ -50,7 +58,9 @@ struct JSONParser {
                 let nameOffset = offset
                 guard try peek() == UInt8(ascii: "\"") else { throw .invalidSyntax(byteOffset: offset) }
                 let name = try parseString()
-                guard names.insert(Array(name.utf8)).inserted else { throw .duplicateField(byteOffset: nameOffset) }
+                guard allowsRepeatedNames || names.insert(Array(name.utf8)).inserted else {
+                    throw .duplicateField(byteOffset: nameOffset)
+                }
                 skipWhitespace()
                 try expect(":")
                 skipWhitespace()

@@ -1,0 +1,45 @@
+/// The bounds a plan manifest must stay within, so hostile or mistaken input is refused early and cheaply.
+///
+/// Lengths count Unicode scalar values, as ``SaveLimits`` does, except the table
+/// name, which counts UTF-8 bytes because PostgreSQL truncates identifiers past
+/// 63 bytes instead of refusing them.
+public enum PlanLimits {
+    /// The manifest format this version reads.
+    public static let format = 1
+
+    /// The largest manifest accepted, in bytes: 1 MiB.
+    public static let maximumManifestByteCount = 1 << 20
+
+    /// Characters allowed in the plan's name and in each check's name.
+    public static let nameLength: ClosedRange<Int> = 1...128
+
+    /// UTF-8 bytes allowed in the table name: PostgreSQL's identifier limit.
+    public static let tableNameByteCount: ClosedRange<Int> = 1...63
+
+    /// Characters allowed in the legacy application pattern, a `LIKE` pattern over `application_name`.
+    public static let legacyApplicationPatternLength: ClosedRange<Int> = 1...256
+
+    /// The longest `modernWriterWindow` accepted: 366 days.
+    public static let maximumModernWriterWindow: Duration = .seconds(366 * 86_400)
+
+    /// The most entries in any list of the manifest: steps, SQL files, checks.
+    public static let maximumListCount = 64
+
+    /// Characters allowed in a SQL file's path, relative to the plan folder.
+    public static let pathLength: ClosedRange<Int> = 1...255
+
+    /// Characters allowed in a check's inline SQL; longer checks belong in a file.
+    public static let inlineSQLLength: ClosedRange<Int> = 1...8_192
+
+    /// Characters allowed in a check's expectation, such as `= 0`.
+    public static let expectationLength: ClosedRange<Int> = 1...256
+
+    /// Characters allowed in a check's message.
+    public static let checkMessageLength: ClosedRange<Int> = 1...1_024
+
+    /// Rows a backfill batch may be asked to convert.
+    public static let batchSize: ClosedRange<Int> = 1...1_000_000
+
+    /// The batch size when the backfill step names none.
+    public static let defaultBatchSize = 1_000
+}

@@ -1,0 +1,169 @@
+/// What is wrong at one place in a plan manifest; the description reads `expected …; found …`.
+///
+/// Found text is quoted, escaped and cut short (see ``PlanManifestError``), so
+/// the description stays one line whatever the manifest holds.
+public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
+    /// How a length is counted.
+    public enum LengthUnit: String, Sendable, Hashable {
+        /// Unicode scalar values.
+        case characters
+        /// UTF-8 bytes.
+        case bytes
+    }
+
+    /// The manifest is larger than ``PlanLimits/maximumManifestByteCount``.
+    case tooLarge(byteCount: Int)
+    /// The bytes are not UTF-8; the position is of the first bad sequence.
+    case invalidUTF8(line: Int, column: Int)
+    /// The document ends before its JSON is complete.
+    case truncated
+    /// A character JSON does not allow at this position.
+    case invalidSyntax(line: Int, column: Int)
+    /// More follows a complete JSON document.
+    case trailingData(line: Int, column: Int)
+    /// Arrays and objects nest deeper than the parser accepts.
+    case nestingTooDeep(maximum: Int)
+    /// An object names the key more than once.
+    case repeatedKey(String)
+    /// An object has keys its place does not allow.
+    case unknownKeys([String], allowed: [String])
+    /// A required key is absent.
+    case missingKey(expected: [JSONKind])
+    /// A value of the wrong JSON kind.
+    case wrongType(expected: [JSONKind], found: JSONKind)
+    /// `format` is not the one this version reads; the literal as written.
+    case unsupportedFormat(found: String)
+    /// A step's kind is not one of expand, switch, backfill, contract.
+    case unknownStepKind(String)
+    /// A step comes where the order expand, switch, backfill, contract does not allow it.
+    case stepOutOfOrder(PlanStep.Kind, previous: PlanStep.Kind?)
+    /// The plan has no step of this kind, which it requires.
+    case missingStep(PlanStep.Kind)
+    /// A list has too few or too many entries.
+    case countOutOfRange(found: Int, allowed: ClosedRange<Int>)
+    /// Text is empty or too long.
+    case lengthOutOfRange(found: Int, allowed: ClosedRange<Int>, unit: LengthUnit)
+    /// Text holds a control character where none is allowed.
+    case controlCharacter(Unicode.Scalar)
+    /// A number that is not an integer in the allowed range; the literal as written.
+    case integerOutOfRange(found: String, allowed: ClosedRange<Int>)
+    /// `modernWriterWindow` is not a duration from `0s` to `366d`.
+    case invalidDuration(String)
+    /// A SQL file's path breaks a path rule.
+    case invalidPath(String, PlanPathProblem)
+    /// A list of SQL files names the same file twice.
+    case repeatedFile(String)
+    /// A check's `expect` is not a ``CheckExpectation``.
+    case invalidExpectation(String)
+    /// A check has both or neither of `sql` and `sqlFile`; the number it has.
+    case checkQueryCount(found: Int)
+    /// Two checks of one step share a name.
+    case repeatedCheckName(String)
+
+    /// `expected …; found …`, the found part escaped and cut short.
+    public var description: String {
+        let (expected, found) = parts
+        return "expected \(expected); found \(found)"
+    }
+
+    private var parts: (expected: String, found: String) {
+        switch self {
+        case .tooLarge(let count):
+            ("at most \(PlanLimits.maximumManifestByteCount) bytes", "\(count) bytes")
+        case .invalidUTF8(let line, let column):
+            ("UTF-8 text", "an invalid byte sequence at line \(line), column \(column)")
+        case .truncated:
+            ("a complete JSON document", "its end cut short")
+        case .invalidSyntax(let line, let column):
+            ("JSON", "an unexpected character at line \(line), column \(column)")
+        case .trailingData(let line, let column):
+            ("one JSON document", "more data at line \(line), column \(column)")
+        case .nestingTooDeep(let maximum):
+            ("at most \(maximum) levels of nesting", "deeper nesting")
+        case .repeatedKey(let key):
+            ("each key once", "\(DisplayText.quoted(key)) more than once")
+        case .unknownKeys(let keys, let allowed):
+            ("only the keys \(allowed.joined(separator: ", "))", Self.unknownKeysText(keys))
+        case .missingKey(let expected):
+            (Self.kindsText(expected), "no value (the key is required)")
+        case .wrongType(let expected, let found):
+            (Self.kindsText(expected), found.withArticle)
+        case .unsupportedFormat(let found):
+            ("format \(PlanLimits.format), the only one this version reads", Self.formatText(found))
+        case .unknownStepKind(let kind):
+            ("one of \(PlanStep.Kind.allCases.map(\.rawValue).joined(separator: ", "))", DisplayText.quoted(kind))
+        case .stepOutOfOrder(let kind, let previous):
+            (Self.orderText(after: previous), DisplayText.quoted(kind.rawValue))
+        case .missingStep(let kind):
+            ("\(kind == .expand ? "an" : "a") \(kind) step", "none")
+        case .countOutOfRange(let count, let allowed):
+            ("\(Self.rangeText(allowed)) entries", "\(count)")
+        case .lengthOutOfRange(let length, let allowed, let unit):
+            ("\(Self.rangeText(allowed)) \(unit.rawValue)", "\(length)")
+        case .controlCharacter(let scalar):
+            ("text without control characters", DisplayText.codePoint(scalar))
+        case .integerOutOfRange(let literal, let allowed):
+            ("an integer from \(allowed.lowerBound) to \(allowed.upperBound)", DisplayText.unquoted(literal))
+        case .invalidDuration(let text):
+            ("a duration such as 30s, 10m, 2h or 7d, from 0s to 366d", DisplayText.quoted(text))
+        case .invalidPath(let path, let problem):
+            Self.pathParts(path, problem)
+        case .repeatedFile(let path):
+            ("each file once in the list", "\(DisplayText.quoted(path)) again")
+        case .invalidExpectation(let text):
+            ("a comparison such as = 0, <= 100, != 0, = true, = 'text' or is null", DisplayText.quoted(text))
+        case .checkQueryCount(let count):
+            ("exactly one of sql and sqlFile", count == 0 ? "neither" : "both")
+        case .repeatedCheckName(let name):
+            ("a name no other check of the step has", "\(DisplayText.quoted(name)) again")
+        }
+    }
+
+    private static func pathParts(_ path: String, _ problem: PlanPathProblem) -> (expected: String, found: String) {
+        let shown = DisplayText.quoted(path)
+        return switch problem {
+        case .absolute: ("a path relative to the plan folder", shown)
+        case .parentComponent: ("a path inside the plan folder, without \"..\"", shown)
+        case .emptyComponent: ("a path without empty or \".\" components", shown)
+        case .backslash: ("/ as the only separator", "a backslash in \(shown)")
+        case .forbiddenCharacter(let scalar):
+            ("only A-Z, a-z, 0-9, _, ., / and - in a path", "\(DisplayText.codePoint(scalar)) in \(shown)")
+        case .notSQLFile: ("a file name ending in .sql", shown)
+        }
+    }
+
+    /// `contract`, `backfill or contract`, `switch, backfill or contract`.
+    private static func kindList(_ kinds: [PlanStep.Kind]) -> String {
+        let names = kinds.map(\.rawValue)
+        guard names.count > 1 else { return names.first ?? "" }
+        return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+    }
+
+    private static func orderText(after previous: PlanStep.Kind?) -> String {
+        guard let previous else { return "expand as the first step" }
+        let later = PlanStep.Kind.allCases.drop { $0 != previous }.dropFirst()
+        guard !later.isEmpty else { return "no step after contract" }
+        return "\(kindList(Array(later))) after \(previous) (the order is expand, switch, backfill, contract, "
+            + "each at most once)"
+    }
+
+    private static func kindsText(_ kinds: [JSONKind]) -> String {
+        kinds.map(\.withArticle).joined(separator: " or ")
+    }
+
+    private static func rangeText(_ range: ClosedRange<Int>) -> String {
+        "\(range.lowerBound) to \(range.upperBound)"
+    }
+
+    private static func formatText(_ literal: String) -> String {
+        guard let format = Int(literal), format > PlanLimits.format else { return DisplayText.unquoted(literal) }
+        return "format \(format), written for a newer version of Cutover"
+    }
+
+    /// At most five names, quoted, then how many more.
+    private static func unknownKeysText(_ keys: [String]) -> String {
+        let shown = keys.prefix(5).map { DisplayText.quoted($0) }.joined(separator: ", ")
+        let more = keys.count > 5 ? " and \(keys.count - 5) more" : ""
+        return (keys.count == 1 ? "unknown key " : "unknown keys ") + shown + more
+    }
+}

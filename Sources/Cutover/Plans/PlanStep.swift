@@ -1,0 +1,66 @@
+/// One step of a migration plan: the SQL it runs and the checks that must pass first.
+///
+/// Which members are used depends on ``kind``: expand has ``apply`` and
+/// ``revert``; contract has ``apply`` only (it cannot be reverted); backfill has
+/// ``backfill``; switch has only checks, because the runner performs the switch
+/// itself. Members a kind does not use are empty or nil.
+public struct PlanStep: Sendable, Hashable {
+    /// The four kinds of plan step, in the order a plan lists them.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Adds the v2 representation; its `revert` files undo it.
+        case expand
+        /// Moves the writer path; the plan adds checks only.
+        case `switch`
+        /// Converts v1-only rows in batches.
+        case backfill
+        /// Removes the v1 representation, irreversibly.
+        case contract
+
+        /// The kind whose SQL and checks `step` uses: revert expand uses expand's, and both switches use switch's.
+        public init(_ step: PhaseStep) {
+            switch step {
+            case .expand, .revertExpand: self = .expand
+            case .switchModern, .switchLegacy: self = .switch
+            case .backfill: self = .backfill
+            case .contract: self = .contract
+            }
+        }
+
+        /// The kind as a manifest spells it.
+        public var description: String { rawValue }
+
+        /// The manifest keys a step of this kind may have.
+        var allowedKeys: [String] {
+            switch self {
+            case .expand: ["kind", "apply", "revert", "checks"]
+            case .switch: ["kind", "checks"]
+            case .backfill: ["kind", "batch", "remaining", "batchSize", "checks"]
+            case .contract: ["kind", "apply", "checks"]
+            }
+        }
+    }
+
+    /// Which step this is.
+    public let kind: Kind
+
+    /// The files the step runs, in order, each in its own transaction unless marked otherwise.
+    public let apply: [PlanSQLFile]
+
+    /// The files that undo expand, in order; empty for every other kind.
+    public let revert: [PlanSQLFile]
+
+    /// The batch and count files of a backfill step; nil for every other kind.
+    public let backfill: PlanBackfill?
+
+    /// The preconditions of the step's forward direction, in order; every one must pass before it runs.
+    public let checks: [PlanCheck]
+
+    /// Every SQL file the step names: apply, revert, backfill, then check files, in manifest order.
+    public var sqlFilePaths: [String] {
+        apply.map(\.path) + revert.map(\.path) + [backfill?.batch.path, backfill?.remaining.path].compactMap { $0 }
+            + checks.compactMap { check in
+                guard case .file(let path) = check.query else { return nil }
+                return path
+            }
+    }
+}

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Cutover", targets: ["Cutover"]),
         .library(name: "PostgresClient", targets: ["PostgresClient"]),
         .library(name: "CutoverPostgres", targets: ["CutoverPostgres"]),
+        .executable(name: "phase", targets: ["phase"]),
     ],
     targets: [
         // libpq, found through pkg-config; the only C in the package.
@@ -26,7 +27,9 @@ let package = Package(
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
         // The phase command line: declarative parsing, help, usage errors, exit codes, output.
-        .target(name: "PhaseCLI"),
+        .target(name: "PhaseCLI", dependencies: ["Cutover", "CutoverPostgres", "PostgresClient"]),
+        // The operator's tool: a few lines over PhaseCLI.
+        .executableTarget(name: "phase", dependencies: ["PhaseCLI"]),
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
@@ -34,7 +37,7 @@ let package = Package(
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
         .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "CutoverTestSupport"]),
-        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI"], resources: [.copy("Golden")]),
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "CutoverTestSupport"], resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]
 )

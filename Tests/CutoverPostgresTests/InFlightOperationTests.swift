@@ -32,7 +32,7 @@ struct InFlightOperationTests {
         for _ in 0..<200 {
             let waiting = try await db.sql { connection in
                 try connection.query("""
-                    SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock'
+                    SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock' AND datname = current_database()
                     """)[0].decode(Int.self, "n")
             }
             if waiting > 0 { return }

@@ -109,7 +109,7 @@ struct PostgresDraftStoreTests {
             terminated = try await db.sql { connection in
                 try connection.query("""
                     SELECT count(pg_terminate_backend(pid, 5000)) AS n FROM pg_stat_activity
-                    WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock'
+                    WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock' AND datname = current_database()
                     """)[0].decode(Int.self, "n") == 1
             }
             if !terminated { try await Task.sleep(for: .milliseconds(20)) }

@@ -16,7 +16,7 @@ struct HelpTests {
     }
 
     @Test func everyGoldenFileBelongsToACommand() throws {
-        #expect(try Golden.names() == Set(PhaseTree.allPaths.map(Self.goldenName)))
+        #expect(try Golden.names().filter { $0.hasPrefix("help-") } == Set(PhaseTree.allPaths.map(Self.goldenName)))
     }
 
     @Test func everyLineFitsInEightyColumns() {

@@ -43,7 +43,7 @@ public struct Console: Sendable {
     /// Writes a result to standard output as text or as pretty-printed JSON, ending in a newline.
     public func printResult(_ result: some CommandResult, format: OutputFormat) {
         switch format {
-        case .text: output.write(result.text)
+        case .text: output.write(result.text.hasSuffix("\n") || result.text.isEmpty ? result.text : result.text + "\n")
         case .json: output.write(result.json.text(.pretty) + "\n")
         }
     }

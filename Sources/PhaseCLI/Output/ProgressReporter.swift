@@ -25,6 +25,7 @@ public final class ProgressReporter: Sendable {
 
     private struct State {
         var completed = 0
+        var total: Int?
         var lastShown: Duration?
         var isFinished = false
     }
@@ -32,7 +33,6 @@ public final class ProgressReporter: Sendable {
     private static let barWidth = 24
 
     private let label: String
-    private let total: Int?
     private let output: any TextOutput
     /// How this reporter shows progress.
     public let mode: Mode
@@ -42,29 +42,32 @@ public final class ProgressReporter: Sendable {
     /// A reporter for `total` units of work (nil when the total is unknown).
     public init(label: String, total: Int?, output: any TextOutput, mode: Mode, clock: ProgressClock) {
         self.label = label
-        self.total = total
+        state.withLock { $0.total = total }
         self.output = output
         self.mode = mode
         self.clock = clock
     }
 
-    /// Records that `completed` units are done, and shows it if it is time to.
-    public func update(completed: Int) {
+    /// Records that `completed` units are done (of `total`, when the total has become known or
+    /// changed), and shows it if it is time to.
+    public func update(completed: Int, total: Int? = nil) {
         let now = clock.elapsed()
         let text: String? = state.withLock { state in
             guard !state.isFinished else { return nil }
             state.completed = completed
+            if let total { state.total = total }
+            let total = state.total
             switch mode {
             case .silent:
                 return nil
             case .redraw(let minimumInterval):
                 if let last = state.lastShown, now - last < minimumInterval { return nil }
                 state.lastShown = now
-                return "\r\u{1B}[2K" + line(completed: completed, elapsed: now, withBar: true)
+                return "\r\u{1B}[2K" + line(completed: completed, total: total, elapsed: now, withBar: true)
             case .lines(let interval):
                 if now - (state.lastShown ?? .zero) < interval { return nil }
                 state.lastShown = now
-                return line(completed: completed, elapsed: now, withBar: false) + "\n"
+                return line(completed: completed, total: total, elapsed: now, withBar: false) + "\n"
             }
         }
         if let text { output.write(text) }
@@ -73,12 +76,12 @@ public final class ProgressReporter: Sendable {
     /// Prints the summary line (replacing the bar on a terminal); later calls do nothing.
     public func finish() {
         let now = clock.elapsed()
-        let completed: Int? = state.withLock { state in
+        let finished: (Int, Int?)? = state.withLock { state in
             guard !state.isFinished else { return nil }
             state.isFinished = true
-            return state.completed
+            return (state.completed, state.total)
         }
-        guard let completed else { return }
+        guard let (completed, total) = finished else { return }
         let summary = "\(label): \(completed)\(total.map { "/\($0)" } ?? "") done in "
             + DurationText.format(.seconds(DurationText.milliseconds(in: now) / 1_000))
             + (rate(completed: completed, elapsed: now).map { ", \($0)/s" } ?? "")
@@ -90,7 +93,7 @@ public final class ProgressReporter: Sendable {
     }
 
     /// `backfill [######------] 500/1000 50% 250/s ETA 2s` (the bar only on a terminal).
-    private func line(completed: Int, elapsed: Duration, withBar: Bool) -> String {
+    private func line(completed: Int, total: Int?, elapsed: Duration, withBar: Bool) -> String {
         var parts = [label + ":"]
         if let total, total > 0 {
             let fraction = min(1, max(0, Double(completed) / Double(total)))

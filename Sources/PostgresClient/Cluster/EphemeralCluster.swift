@@ -81,13 +81,7 @@ public final class EphemeralCluster: Sendable {
 
     /// Starts a new cluster without blocking Swift's cooperative threads.
     public static func start(options: Options = Options()) async throws -> EphemeralCluster {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try startBlocking(options: options) })
-            }
-            thread.name = "cutover-cluster-start"
-            thread.start()
-        }
+        try await runOnDedicatedThread(named: "cutover-cluster-start") { try startBlocking(options: options) }
     }
 
     /// Starts a new cluster, blocking the calling thread for the few seconds it takes.

@@ -55,9 +55,13 @@ public final class PostgresConnection {
         guard PQstatus(connection) == CONNECTION_OK else {
             let reason = String(cString: PQerrorMessage(connection)).trimmingWhitespace()
             PQfinish(connection)
+            // libpq checks some values (a port that is not a number, an unknown sslmode) only
+            // when it connects: those are mistakes in the configuration, not an unreachable server.
+            let isConfiguration = reason.hasPrefix("invalid ") && reason.contains("value")
             throw PostgresError(
-                code: .connectionFailed,
-                message: PasswordRedaction.redact("could not connect to PostgreSQL: " + Self.oneLine(reason),
+                code: isConfiguration ? .invalidConfiguration : .connectionFailed,
+                message: PasswordRedaction.redact((isConfiguration ? "invalid connection string: " : "could not connect to PostgreSQL: ")
+                                                  + Self.oneLine(reason),
                                                   knownPasswords: knownPasswords))
         }
         handle = connection

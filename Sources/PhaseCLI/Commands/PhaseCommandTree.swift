@@ -1,0 +1,115 @@
+/// Every option, flag and command of `phase`, declared once for parsing and help.
+public enum PhaseCommandTree {
+    // MARK: Global options
+
+    /// `--database-url`
+    public static let databaseURL = Option(
+        "database-url", type: .string, valueName: "url", environmentVariable: "DATABASE_URL",
+        help: "The PostgreSQL database to work on, as a URI or a keyword/value string; without it, libpq's PG* variables and ~/.pgpass apply.")
+    /// `--plan`
+    public static let plan = Option(
+        "plan", type: .string, valueName: "dir",
+        help: "The folder holding plan.json and the SQL of each step; the built-in drafts plan when omitted.")
+    /// `--format`
+    public static let format = StandardParameters.format
+    /// `--quiet`
+    public static let quiet = StandardParameters.quiet
+
+    // MARK: Step options
+
+    /// `--dry-run`
+    public static let dryRun = StandardParameters.dryRun
+    /// `--lock-timeout`
+    public static let lockTimeout = Option(
+        "lock-timeout", type: .duration(in: .milliseconds(10) ... .seconds(60)), default: .milliseconds(500),
+        valueName: "duration", help: "How long one statement may wait for a lock; others never queue behind it for longer.")
+    /// `--statement-timeout`
+    public static let statementTimeout = Option(
+        "statement-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(600),
+        valueName: "duration", help: "How long one statement may run.")
+    /// `--max-retries`
+    public static let maxRetries = Option(
+        "max-retries", type: .integer(in: 0...1000), default: 30,
+        valueName: "count", help: "How many times a statement that could not get its lock is tried again.")
+    /// `--max-backoff`
+    public static let maxBackoff = Option(
+        "max-backoff", type: .duration(in: .milliseconds(10) ... .seconds(300)), default: .seconds(5),
+        valueName: "duration", help: "The longest wait between retries; waits double from 100ms, with jitter.")
+    /// `switch`'s path.
+    public static let path = Argument("path", type: .choice(["legacy", "modern"]),
+                                      help: "The writer path later operations take.")
+    /// `--force-readers`
+    public static let forceReaders = Flag(
+        "force-readers",
+        help: "Switch to modern without reader registry data showing that every live reader reads v2; the history records it.")
+    /// `--batch-size`
+    public static let batchSize = Option("batch-size", type: .integer(in: 1...100_000), valueName: "rows",
+                                         help: "Rows per transaction; the plan's batch size (1000 for drafts) when omitted.")
+    /// `--batch-delay`
+    public static let batchDelay = Option("batch-delay", type: .duration(in: .zero ... .seconds(60)), default: .zero,
+                                          valueName: "duration", help: "A pause after each batch, to leave room for the live load.")
+    /// `--window`
+    public static let window = Option("window", type: .duration, valueName: "duration",
+                                      help: "How long the modern writer must have written alone; the plan's window when omitted.")
+    /// `--yes`
+    public static let yes = Flag("yes", help: "Confirm that contract cannot be undone.")
+    /// `check`'s step.
+    public static let step = Argument("step", type: .choice(["expand", "switch", "switch-legacy", "backfill", "contract", "rollback"]),
+                                      isOptional: true, help: "The step whose checks to run; the next step when omitted.")
+    /// `--limit`
+    public static let limit = Option("limit", type: .integer(in: 1...10_000), default: 50,
+                                     valueName: "count", help: "How many attempts to show, the most recent.")
+    /// `--older-than`
+    public static let olderThan = Option("older-than", type: .duration(atLeast: .seconds(86_400)), default: .seconds(7 * 86_400),
+                                         valueName: "duration", help: "Prune ledger rows older than this; never less than a day.")
+    /// `ledger prune --batch-size`
+    public static let pruneBatchSize = Option("batch-size", type: .integer(in: 1...100_000), default: 1000,
+                                              help: "Ledger rows deleted per transaction.")
+
+    static let stepOptions: [any CommandParameter] = [lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
+
+    /// The whole tree.
+    public static let root = CommandSpec(
+        "phase",
+        abstract: "Move one feature's stored data from a legacy format to a modern one while the application keeps running.",
+        discussion: """
+            Steps run in order: init, expand, switch modern, backfill, contract. Each is checked before it runs \
+            and recorded in the history; every step before contract can be rolled back.
+
+            Exit codes: 0 done, 1 error, 3 refused by checks, 64 usage, 69 database unreachable, \
+            75 another runner holds the lock.
+            """,
+        parameters: [databaseURL, plan, format, quiet],
+        subcommands: [
+            CommandSpec("init", abstract: "Install or upgrade the control schema and start tracking the plan.",
+                        parameters: [dryRun]),
+            CommandSpec("status", abstract: "Show the phase, the writer path, the epoch, each step and the next step's checks."),
+            CommandSpec("plan", abstract: "Show the plan's steps, their SQL and the locks they take; changes nothing."),
+            CommandSpec("check", abstract: "Run a step's checks without running the step; changes nothing.",
+                        parameters: [step]),
+            CommandSpec("expand", abstract: "Add the modern representation next to the legacy one.",
+                        discussion: "Old application versions keep working; their writes are mirrored into the modern representation.",
+                        parameters: stepOptions),
+            CommandSpec("switch", abstract: "Change the writer path of every application instance.",
+                        discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path.",
+                        parameters: [path, forceReaders] + stepOptions),
+            CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
+                        discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
+                        parameters: [batchSize, batchDelay] + stepOptions),
+            CommandSpec("contract", abstract: "Remove the legacy representation. This cannot be undone.",
+                        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected and no legacy write within the window.",
+                        parameters: [window, yes] + stepOptions),
+            CommandSpec("rollback", abstract: "Undo the current phase: switch back to legacy, or revert expand.",
+                        parameters: stepOptions),
+            CommandSpec("history", abstract: "List the steps attempted, refused, failed and interrupted ones included.",
+                        parameters: [limit]),
+            CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
+                CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",
+                            discussion: "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",
+                            parameters: [olderThan, pruneBatchSize, dryRun]),
+            ]),
+        ])
+
+    /// The program over the tree.
+    public static let program = CommandLineProgram(root: root)
+}

@@ -1,0 +1,121 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+
+/// The `phase` program: parses the arguments, runs the command, and maps every failure to one
+/// clear line on standard error and its exit code.
+public enum PhaseMain {
+    /// Runs `phase` with `arguments` (without the program name) and returns its exit code.
+    public static func run(_ arguments: [String], console: Console) async -> ExitCode {
+        await PhaseCommandTree.program.run(arguments, console: console) { parsed in
+            let command = PhaseCommand(parsed: parsed, console: console)
+            do {
+                return try await command.perform()
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch {
+                throw Self.failure(for: error)
+            }
+        }
+    }
+
+    /// The exit code and message for an error a command ended with.
+    static func failure(for error: any Error) -> CommandFailure {
+        switch error {
+        case let refusal as StepRefusal:
+            let details = refusal.failedChecks.map {
+                "check failed: \($0.name): expected \($0.expected), observed \($0.observed)"
+                    + ($0.message.isEmpty ? "" : " (\($0.message))")
+            }
+            return CommandFailure(refusal.reason.map { "\(refusal.step) refused: \($0)" } ?? "\(refusal.step) refused by its checks",
+                                  details: details, exitCode: .refused)
+        case let lock as RunnerLockError:
+            return CommandFailure(lock.description, exitCode: .lockHeld)
+        case let error as PostgresError where error.code == .connectionFailed:
+            return CommandFailure("database unreachable: \(error.description)", exitCode: .databaseUnreachable)
+        case let error as PostgresError where error.code == .invalidConfiguration:
+            return CommandFailure(error.description, details: ["check --database-url or DATABASE_URL"], exitCode: .usage)
+        case let error as PostgresError where error.code == .connectionLost || error.code == .outcomeUnknown:
+            return CommandFailure("lost the connection to the database: \(error.description)",
+                                  details: ["run the same command again: it resumes or finishes the step"],
+                                  exitCode: .databaseUnreachable)
+        case let error as PostgresError:
+            return CommandFailure(error.description, details: error.hint.map { ["hint: \($0)"] } ?? [])
+        default:
+            return CommandFailure(String(describing: error))
+        }
+    }
+}
+
+/// One parsed command line and what it needs to run.
+struct PhaseCommand: Sendable {
+    let parsed: ParsedCommand
+    let console: Console
+
+    var format: OutputFormat { parsed[PhaseCommandTree.format] ?? .text }
+    var isQuiet: Bool { parsed[PhaseCommandTree.quiet] }
+    var isDryRun: Bool { parsed[PhaseCommandTree.dryRun] }
+
+    var configuration: PostgresConfiguration {
+        PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL], applicationName: "cutover-phase",
+                              connectTimeout: .seconds(10))
+    }
+
+    /// The plan: the folder given, or the built-in drafts plan.
+    func planSource() throws -> PlanSource {
+        if let folder = parsed[PhaseCommandTree.plan] { return try PlanSource.folder(folder) }
+        return try PlanSource.builtIn()
+    }
+
+    var runnerOptions: PhaseRunner.Options {
+        let sql = SQLFileRunner.Policy(
+            lockTimeout: parsed[PhaseCommandTree.lockTimeout] ?? .milliseconds(500),
+            statementTimeout: parsed[PhaseCommandTree.statementTimeout] ?? .seconds(600),
+            maximumAttempts: (parsed[PhaseCommandTree.maxRetries] ?? 30) + 1,
+            maximumBackoff: parsed[PhaseCommandTree.maxBackoff] ?? .seconds(5))
+        return PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
+                                   modernWriterWindow: parsed[PhaseCommandTree.window])
+    }
+
+    /// Notes to standard error, unless quiet.
+    func note(_ line: String) {
+        if !isQuiet { console.printDiagnostic(line) }
+    }
+
+    /// Reads the plan, connects, and runs `body` with a runner on a thread of its own.
+    func withRunner<T: Sendable>(options: PhaseRunner.Options? = nil,
+                                 _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
+        let source = try planSource()
+        let configuration = configuration
+        let options = options ?? runnerOptions
+        let console = console
+        let quiet = isQuiet
+        return try await runOnDedicatedThread(named: "cutover-phase") {
+            let connection = try PostgresConnection(configuration: configuration)
+            connection.noticeHandler = { _ in }
+            let runner = PhaseRunner(connection: connection, source: source, options: options) { line in
+                if !quiet { console.printDiagnostic(line) }
+            }
+            return try body(runner)
+        }
+    }
+
+    func perform() async throws -> ExitCode {
+        switch parsed.path {
+        case ["init"]: return try await initialize()
+        case ["status"]: return try await status()
+        case ["plan"]: return try await showPlan()
+        case ["check"]: return try await check()
+        case ["expand"]: return try await runStep(.expand)
+        case ["switch"]: return try await runStep(parsed[PhaseCommandTree.path] == "legacy" ? .switchLegacy : .switchModern)
+        case ["backfill"]: return try await backfill()
+        case ["contract"]: return try await contract()
+        case ["rollback"]: return try await rollback()
+        case ["history"]: return try await history()
+        case ["ledger", "prune"]: return try await pruneLedger()
+        default:
+            throw CommandFailure("'\(parsed.path.joined(separator: " "))' needs a subcommand; see 'phase --help'", exitCode: .usage)
+        }
+    }
+}

@@ -1,0 +1,245 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+
+/// JSON for one check.
+private func checkJSON(_ check: CheckOutcome) -> JSONResult {
+    ["name": .string(check.name), "ok": .bool(check.isPassed), "observed": .string(check.observed),
+     "expected": .string(check.expected), "message": .string(check.message)]
+}
+
+/// Lines for checks: `  ok      name: expected …, observed …`.
+private func lines(_ checks: [CheckOutcome]) -> [String] {
+    checks.map { "  \($0.isPassed ? "ok    " : "FAILED") \($0.name): expected \($0.expected), observed \($0.observed)"
+        + ($0.isPassed || $0.message.isEmpty ? "" : " (\($0.message))") }
+}
+
+struct InitResult: CommandResult {
+    let plan: String
+    let schema: ControlSchema.InstallOutcome?
+    let schemaVersionBefore: Int?
+    let createdState: Bool
+    let isDryRun: Bool
+
+    var text: String {
+        var lines: [String] = []
+        let target = ControlSchema.version
+        switch (isDryRun, schema) {
+        case (true, _):
+            if schemaVersionBefore == target {
+                lines.append("control schema: version \(target), current; nothing to do")
+            } else {
+                lines.append("control schema: would \(schemaVersionBefore == nil ? "install" : "upgrade") version \(target)"
+                             + (schemaVersionBefore.map { " (from \($0))" } ?? ""))
+            }
+            lines.append(createdState ? "plan \(plan): would start tracking at baseline" : "plan \(plan): tracked already")
+            lines.append("dry run: nothing was changed")
+        case (false, .current?):
+            lines.append("control schema: version \(target), current")
+        case (false, .installed(let from)?):
+            lines.append("control schema: \(from == nil ? "installed" : "upgraded from version \(from!) to") version \(target)")
+        case (false, nil):
+            break
+        }
+        if !isDryRun { lines.append(createdState ? "plan \(plan): tracking started at baseline" : "plan \(plan): tracked already") }
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["plan": .string(plan), "controlSchemaVersion": .integer(Int64(ControlSchema.version)),
+         "previousVersion": schemaVersionBefore.map { .integer(Int64($0)) } ?? .null,
+         "createdState": .bool(createdState), "dryRun": .bool(isDryRun)]
+    }
+}
+
+struct StepResult: CommandResult {
+    let report: PhaseRunner.StepReport
+
+    init(_ report: PhaseRunner.StepReport) { self.report = report }
+
+    var text: String {
+        var text = "\(report.step) done: \(report.from) -> \(report.to) (epoch \(report.epoch), writer \(report.to.writerPath))"
+        if report.resumedInterrupted { text += "\nan interrupted earlier attempt was taken over and finished" }
+        return text
+    }
+
+    var json: JSONResult {
+        ["step": .string(report.step), "from": .string(report.from.rawValue), "to": .string(report.to.rawValue),
+         "epoch": .integer(report.epoch), "writerPath": .string(report.to.writerPath.rawValue),
+         "checks": .array(report.checks.map(checkJSON)), "resumedInterrupted": .bool(report.resumedInterrupted)]
+    }
+}
+
+struct DryRunResult: CommandResult {
+    let step: String
+    let phase: MigrationPhase
+    let refusal: String?
+    let checks: [CheckOutcome]
+    let files: [(path: String, inTransaction: Bool, sql: String)]
+
+    var text: String {
+        var out = ["dry run of \(step) from phase \(phase): nothing will be changed"]
+        if let refusal { out.append("refused: \(refusal)") }
+        if !checks.isEmpty { out.append("checks:"); out += lines(checks) }
+        for file in files {
+            out.append("--- \(file.path) (\(file.inTransaction ? "in a transaction" : "outside a transaction"); locks: \(LockSummary.describe(file.sql)))")
+            out.append(file.sql.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return out.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["step": .string(step), "phase": .string(phase.rawValue), "refusal": refusal.map(JSONResult.string) ?? .null,
+         "checks": .array(checks.map(checkJSON)),
+         "files": .array(files.map { ["path": .string($0.path), "transaction": .bool($0.inTransaction),
+                                      "locks": .string(LockSummary.describe($0.sql)), "sql": .string($0.sql)] }),
+         "dryRun": true]
+    }
+}
+
+struct StatusResult: CommandResult {
+    let status: PhaseStatus
+
+    init(_ status: PhaseStatus) { self.status = status }
+
+    var text: String {
+        let state = status.state
+        var out = ["plan \(status.plan) (\(status.location))",
+                   "phase \(state.phase), writer \(state.writerPath), epoch \(state.epoch)"]
+        out.append("steps:")
+        out += status.steps.map { "  \($0.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \($0.state)" }
+        out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted")
+        for attempt in status.unfinished {
+            out.append("\(status.lockHolder == nil ? "interrupted" : "running"): \(attempt.step), started \(attempt.startedAt) by \(attempt.osUser)"
+                       + (status.lockHolder == nil ? "; run it again to finish it" : ""))
+        }
+        if let holder = status.lockHolder { out.append("runner at work: \(holder)") }
+        if let next = status.nextStep {
+            out.append("next: \(next.name)")
+            out += lines(status.nextChecks)
+        } else {
+            out.append("next: nothing; the migration is complete")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        let state = status.state
+        return [
+            "plan": .string(status.plan), "phase": .string(state.phase.rawValue), "writerPath": .string(state.writerPath.rawValue),
+            "epoch": .integer(state.epoch),
+            "steps": .array(status.steps.map { ["name": .string($0.name), "state": .string($0.state)] }),
+            "nextStep": status.nextStep.map { .string($0.name) } ?? .null,
+            "nextChecks": .array(status.nextChecks.map(checkJSON)),
+            "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
+            "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
+            "runner": status.lockHolder.map { .string($0.description) } ?? .null,
+        ]
+    }
+}
+
+struct ChecksResult: CommandResult {
+    let step: String
+    let phase: MigrationPhase
+    let checks: [CheckOutcome]
+    let refusal: String?
+
+    var text: String {
+        var out = ["checks before \(step) (phase \(phase)):"]
+        if let refusal { out.append("  refused: \(refusal)") }
+        out += lines(checks)
+        let failed = checks.filter { !$0.isPassed }.count
+        out.append(refusal == nil && failed == 0 ? "all checks pass" : "\(failed) check\(failed == 1 ? "" : "s") failed")
+        return out.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["step": .string(step), "phase": .string(phase.rawValue), "refusal": refusal.map(JSONResult.string) ?? .null,
+         "checks": .array(checks.map(checkJSON)), "ok": .bool(refusal == nil && checks.allSatisfy(\.isPassed))]
+    }
+}
+
+struct PlanResult: CommandResult {
+    let source: PlanSource
+
+    var text: String {
+        let plan = source.plan
+        var out = ["plan \(plan.name) for table \(plan.table) (\(source.location))",
+                   "modern-writer window: \(DurationText.format(plan.modernWriterWindow))"
+                   + (plan.legacyApplicationPattern.map { ", legacy sessions: application_name LIKE '\($0)'" } ?? "")]
+        for step in plan.steps {
+            out.append("\(step.kind):")
+            for file in step.apply {
+                out.append("  apply \(file.path) (\(file.runsInTransaction ? "in a transaction" : "outside a transaction")); locks: \(LockSummary.describe(source.text(file.path)))")
+            }
+            for file in step.revert {
+                out.append("  revert \(file.path); locks: \(LockSummary.describe(source.text(file.path)))")
+            }
+            if let backfill = step.backfill {
+                out.append("  batches of \(backfill.batchSize) with \(backfill.batch.path); remaining rows by \(backfill.remaining.path)")
+            }
+            for check in step.checks { out.append("  check \(check.name): \(check.expectation)") }
+            if step.kind == .contract { out.append("  irreversible") }
+        }
+        return out.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        let plan = source.plan
+        return [
+            "name": .string(plan.name), "table": .string(plan.table), "location": .string(source.location),
+            "modernWriterWindow": .string(DurationText.format(plan.modernWriterWindow)),
+            "steps": .array(plan.steps.map { step in
+                ["kind": .string(step.kind.rawValue),
+                 "apply": .array(step.apply.map { ["path": .string($0.path), "transaction": .bool($0.runsInTransaction),
+                                                   "locks": .string(LockSummary.describe(source.text($0.path)))] }),
+                 "revert": .array(step.revert.map { .string($0.path) }),
+                 "checks": .array(step.checks.map { ["name": .string($0.name), "expect": .string($0.expectation.description)] })]
+            }),
+        ]
+    }
+}
+
+struct HistoryResult: CommandResult {
+    let entries: [PhaseHistoryEntry]
+
+    var text: String {
+        guard !entries.isEmpty else { return "no step attempted yet" }
+        let formatter = ISO8601DateFormatter()
+        return entries.map { entry in
+            var line = "\(entry.id)  \(formatter.string(from: entry.startedAt))  \(entry.step) (\(entry.direction))  \(entry.outcome)"
+            if let duration = entry.durationMilliseconds { line += "  \(duration)ms" }
+            if let epoch = entry.epoch { line += "  epoch \(epoch)" }
+            line += "  by \(entry.osUser) as \(entry.databaseRole)"
+            if let error = entry.error { line += "\n      \(error)" }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        .array(entries.map { entry in
+            ["id": .integer(entry.id), "step": .string(entry.step), "direction": .string(entry.direction),
+             "outcome": .string(entry.outcome), "startedAt": .string(ISO8601DateFormatter().string(from: entry.startedAt)),
+             "durationMs": entry.durationMilliseconds.map(JSONResult.integer) ?? .null,
+             "error": entry.error.map(JSONResult.string) ?? .null, "checksum": entry.checksum.map(JSONResult.string) ?? .null,
+             "epoch": entry.epoch.map(JSONResult.integer) ?? .null, "databaseRole": .string(entry.databaseRole),
+             "osUser": .string(entry.osUser)]
+        })
+    }
+}
+
+struct PruneResult: CommandResult {
+    let deleted: Int64
+    let batches: Int
+    let isComplete: Bool
+    let isDryRun: Bool
+
+    var text: String {
+        if isDryRun { return "dry run: \(deleted) ledger rows are past the retention and would be pruned; nothing was changed" }
+        return "pruned \(deleted) ledger rows in \(batches) batches" + (isComplete ? "" : "; some were busy, run it again")
+    }
+
+    var json: JSONResult {
+        ["deleted": .integer(deleted), "batches": .integer(Int64(batches)), "complete": .bool(isComplete), "dryRun": .bool(isDryRun)]
+    }
+}

@@ -1,0 +1,84 @@
+import CutoverTestSupport
+import Foundation
+import Testing
+
+/// The built `phase` executable: help, usage errors and bad input, without a database.
+@Suite("phase executable")
+struct PhaseBinaryTests {
+    @Test("help pages match their golden text", arguments: [
+        ["--help"], ["switch", "--help"], ["contract", "-h"], ["backfill", "--help"], ["ledger", "prune", "--help"], ["help", "status"],
+    ])
+    func help(arguments: [String]) throws {
+        let run = try PhaseBinary.run(arguments)
+        #expect(run.status == 0)
+        #expect(run.diagnostics.isEmpty)
+        let name = "binary-" + arguments.filter { !$0.hasPrefix("-") }.joined(separator: "-") + ".txt"
+        try Golden.expect(run.output, matches: name == "binary-.txt" ? "binary-phase.txt" : name)
+    }
+
+    @Test("usage errors exit 64 with the golden message", arguments: [
+        ("unknown-command", ["expnad"]),
+        ("bad-path", ["switch", "sideways"]),
+        ("missing-value", ["backfill", "--batch-size"]),
+        ("out-of-range", ["backfill", "--batch-size", "0"]),
+        ("bad-duration", ["expand", "--lock-timeout", "soon"]),
+        ("no-command", []),
+    ])
+    func usageErrors(name: String, arguments: [String]) throws {
+        let run = try PhaseBinary.run(arguments)
+        #expect(run.status == 64)
+        #expect(run.output.isEmpty)
+        try Golden.expect(run.diagnostics, matches: "binary-usage-\(name).txt")
+    }
+
+    @Test func contractWithoutYesIsRefusedBeforeConnecting() throws {
+        let run = try PhaseBinary.run(["contract"], databaseURL: "host=127.0.0.1 port=1 connect_timeout=2")
+        #expect(run.status == 64)
+        #expect(run.diagnostics.hasPrefix("Error: contract removes the legacy representation and cannot be undone; pass --yes to confirm"))
+    }
+
+    @Test func anUnreachableDatabaseExits69WithoutThePassword() throws {
+        let refusing = try LoopbackSocket.refusing()
+        let run = try PhaseBinary.run(["status"], databaseURL: "postgresql://app:Hidden-Secret-77@127.0.0.1:\(refusing.port)/app")
+        #expect(run.status == 69)
+        #expect(run.diagnostics.hasPrefix("Error: database unreachable: could not connect to PostgreSQL:"))
+        #expect(!run.diagnostics.contains("Hidden-Secret-77"))
+        #expect(!run.output.contains("Hidden-Secret-77"))
+    }
+
+    @Test func aMalformedDatabaseURLIsAUsageError() throws {
+        let run = try PhaseBinary.run(["status"], databaseURL: "postgresql://app:Hidden-Secret-77@127.0.0.1:notaport/app")
+        #expect(run.status == 64)
+        #expect(run.diagnostics.contains("invalid connection string"))
+        #expect(!run.diagnostics.contains("Hidden-Secret-77"))
+    }
+
+    @Test func aMissingPlanFolderIsNamed() throws {
+        let run = try PhaseBinary.run(["--plan", "/nonexistent/plan", "plan"])
+        #expect(run.status == 1)
+        #expect(run.diagnostics == "Error: plan folder /nonexistent/plan does not exist\n")
+    }
+
+    @Test("a malformed plan.json is refused naming the file and the field", arguments: [
+        (#"{"format": 1, "name": "p", "table": "t", "modernWriterWindow": "10m", "steps": [{"kind": "migrate"}]}"#, "steps[0].kind"),
+        (#"{"format": 1, "name": "p", "table": "t", "modernWriterWindow": "10m", "steps": [{"kind": "expand", "apply": ["../../etc/passwd.sql"], "revert": []}]}"#, "steps[0].apply[0]"),
+        (#"{"format": 1, "name": "p""#, ""),
+    ])
+    func malformedPlan(manifest: String, field: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try manifest.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
+        let run = try PhaseBinary.run(["--plan", folder.path, "plan"])
+        #expect(run.status == 1)
+        #expect(run.diagnostics.hasPrefix("Error: \(folder.path)/plan.json: \(field)"), "\(run.diagnostics)")
+        #expect(run.diagnostics.split(separator: "\n").count == 1)
+    }
+
+    @Test func thePlanCommandShowsTheBuiltInPlanWithoutADatabase() throws {
+        let run = try PhaseBinary.run(["plan", "--format", "json"])
+        #expect(run.status == 0)
+        #expect(run.output.contains("\"name\" : \"drafts\"") || run.output.contains("\"name\": \"drafts\""))
+        #expect(run.output.contains("contract_drop.sql"))
+    }
+}

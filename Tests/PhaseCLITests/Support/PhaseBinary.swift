@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// Runs the built `phase` executable, as an operator would.
+struct PhaseBinary {
+    struct Run: Sendable {
+        var status: Int32
+        var output: String
+        var diagnostics: String
+    }
+
+    /// The executable beside the test bundle, built with the package.
+    static var path: String {
+        get throws {
+            let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            var candidates = [folder.appendingPathComponent("phase").path]
+            // The test bundle may sit one level deeper than the products.
+            candidates.append(folder.deletingLastPathComponent().appendingPathComponent("phase").path)
+            let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+            return try #require(found, "the phase executable was not built beside the tests (looked at \(candidates))")
+        }
+    }
+
+    /// Runs `phase` with `arguments` and waits for it.
+    static func run(_ arguments: [String], databaseURL: String? = nil, environment extra: [String: String] = [:]) throws -> Run {
+        let process = try start(arguments, databaseURL: databaseURL, environment: extra)
+        return try finish(process)
+    }
+
+    /// A `phase` process started but not waited for; finish it with ``finish(_:)``.
+    struct Started {
+        let process: Process
+        let output: URL
+        let diagnostics: URL
+    }
+
+    static func start(_ arguments: [String], databaseURL: String? = nil, environment extra: [String: String] = [:]) throws -> Started {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        environment["NO_COLOR"] = "1"
+        for (key, value) in extra { environment[key] = value }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phase-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let output = folder.appendingPathComponent("stdout")
+        let diagnostics = folder.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: diagnostics.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try path)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: diagnostics)
+        try process.run()
+        return Started(process: process, output: output, diagnostics: diagnostics)
+    }
+
+    static func finish(_ started: Started) throws -> Run {
+        started.process.waitUntilExit()
+        let run = Run(status: started.process.terminationStatus,
+                      output: try String(contentsOf: started.output, encoding: .utf8),
+                      diagnostics: try String(contentsOf: started.diagnostics, encoding: .utf8))
+        try? FileManager.default.removeItem(at: started.output.deletingLastPathComponent())
+        return run
+    }
+}

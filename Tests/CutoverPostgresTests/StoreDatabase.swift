@@ -20,14 +20,31 @@ struct StoreDatabase: Sendable {
 
     static func make(_ label: String, layout: Layout = .expanded, poolSize: Int = 8,
                      connectionString: String? = nil) async throws -> StoreDatabase {
-        let database = try await TestPostgres.database(label)
-        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
-        try await admin.withConnection { connection in
+        try await make(label, poolSize: poolSize, connectionString: connectionString) { connection in
             try ControlSchema.install(on: connection)
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
             if layout == .expanded { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql")) }
         }
-        await admin.shutdown()
+    }
+
+    /// A database whose built-in drafts plan the phase runner has taken to `phase`.
+    static func make(_ label: String, phase: MigrationPhase, poolSize: Int = 8) async throws -> StoreDatabase {
+        try await make(label, poolSize: poolSize) { connection in
+            let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn(),
+                                     options: .init(forceReaders: true, modernWriterWindow: .zero))
+            try runner.initialize()
+            let path: [PhaseStep] = [.expand, .switchModern, .backfill, .contract]
+            for step in path.prefix(MigrationPhase.allCases.firstIndex(of: phase)!) { try runner.run(step) }
+        }
+    }
+
+    private static func make(_ label: String, poolSize: Int, connectionString: String? = nil,
+                             prepare: @escaping @Sendable (PostgresConnection) throws -> Void) async throws -> StoreDatabase {
+        let database = try await TestPostgres.database(label)
+        try await onThread {
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+            try prepare(connection)
+        }
         let configuration = PostgresConfiguration(connectionString: connectionString ?? database.connectionString,
                                                   applicationName: "cutover-store-test", connectTimeout: .seconds(10))
         let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize)

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 2.
+-- Cutover's control schema, version 3.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -7,7 +7,8 @@
 CREATE SCHEMA IF NOT EXISTS cutover;
 
 -- Version history: 1 added the ledger, the outcome log and the save function; 2 added the
--- migration state, the phase history, the applied-file checksums and legacy-write tracking.
+-- migration state, the phase history, the applied-file checksums and legacy-write tracking;
+-- 3 added the reader registry.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -90,6 +91,33 @@ CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
     table_name text PRIMARY KEY,
     last_write_at timestamptz NOT NULL
 );
+
+-- Application instances and the stored formats their readers understand. An instance is live
+-- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it, and is the one
+-- thing an application role needs to be granted (it runs as the schema's owner).
+CREATE TABLE IF NOT EXISTS cutover.readers (
+    instance_id text PRIMARY KEY CHECK (length(instance_id) BETWEEN 1 AND 255),
+    application_name text NOT NULL CHECK (length(application_name) <= 255),
+    application_version text NOT NULL CHECK (length(application_version) <= 255),
+    formats text[] NOT NULL CHECK (cardinality(formats) BETWEEN 1 AND 16),
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    last_seen_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
+    p_instance_id text, p_application_name text, p_application_version text, p_formats text[])
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat$
+    INSERT INTO cutover.readers (instance_id, application_name, application_version, formats)
+    VALUES (p_instance_id, p_application_name, p_application_version, p_formats)
+    ON CONFLICT (instance_id) DO UPDATE
+       SET application_name = EXCLUDED.application_name, application_version = EXCLUDED.application_version,
+           formats = EXCLUDED.formats, last_seen_at = now();
+$heartbeat$;
+
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_instance_id text)
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave$
+    DELETE FROM cutover.readers WHERE instance_id = p_instance_id;
+$leave$;
 
 -- The save: claim the operation, then the conditional write, in the caller's transaction.
 -- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
@@ -221,10 +249,10 @@ BEGIN
     IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
-                             'phase_history', 'applied_files', 'legacy_activity')) <> 7 THEN
+                             'phase_history', 'applied_files', 'legacy_activity', 'readers')) <> 8 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files and legacy_activity in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity and readers in schema cutover';
     END IF;
 END
 $check$;

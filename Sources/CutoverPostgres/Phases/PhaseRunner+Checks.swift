@@ -11,7 +11,7 @@ extension PhaseRunner {
             results += try planChecks(.expand)
         case .switchModern:
             results += try planChecks(.switch)
-            results.append(readersCheck())
+            results.append(try readersCheck())
         case .switchLegacy:
             results.append(try contractNotBegun())
         case .backfill:
@@ -19,6 +19,7 @@ extension PhaseRunner {
         case .contract:
             results.append(try modernWriterWindow(state))
             results.append(try noLegacySessions())
+            results.append(try noLiveReaderNeedsV1())
             results.append(try noRecentLegacyWrites())
             results += try planChecks(.contract)
         case .revertExpand:
@@ -73,13 +74,36 @@ extension PhaseRunner {
         }
     }
 
-    /// Every live reader understands v2. Without reader registry data the check fails safe,
+    /// Every live reader understands v2. With no live reader registered the check fails safe,
     /// unless the operator forces it (which the history records).
-    func readersCheck() -> CheckOutcome {
-        CheckOutcome(name: "live readers understand v2", isPassed: options.forceReaders,
-                     observed: options.forceReaders ? "no reader registry data (forced with --force-readers)" : "no reader registry data",
-                     expected: "every live reader lists v2",
-                     message: "register the fleet's readers, or pass --force-readers if you know every reader reads v2")
+    func readersCheck() throws -> CheckOutcome {
+        let live = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: connection).filter(\.isLive)
+        let expected = "every live reader lists v2"
+        if live.isEmpty {
+            return CheckOutcome(name: "live readers understand v2", isPassed: options.forceReaders,
+                                observed: "no live reader registered" + (options.forceReaders ? " (forced with --force-readers)" : ""),
+                                expected: expected,
+                                message: "register the fleet's readers, or pass --force-readers if you know every reader reads v2")
+        }
+        let lacking = live.filter { !$0.readsV2 }
+        return CheckOutcome(name: "live readers understand v2", isPassed: lacking.isEmpty,
+                            observed: lacking.isEmpty ? "\(live.count) live, all read v2"
+                                : "\(lacking.count) of \(live.count) live lack v2: " + Self.names(lacking),
+                            expected: expected, message: "upgrade those instances, or wait until their heartbeats expire")
+    }
+
+    /// No live reader still needs the v1 representation that contract removes.
+    func noLiveReaderNeedsV1() throws -> CheckOutcome {
+        let needing = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: connection)
+            .filter { $0.isLive && !$0.readsV2 }
+        return CheckOutcome(name: "no live reader needs v1", isPassed: needing.isEmpty,
+                            observed: needing.isEmpty ? "none" : "\(needing.count) live: " + Self.names(needing),
+                            expected: "none", message: "those instances read only v1; upgrade or stop them first")
+    }
+
+    private static func names(_ readers: [ReaderInstance]) -> String {
+        let shown = readers.prefix(5).map { "\($0.instanceID) (\($0.applicationName) \($0.applicationVersion): \($0.formats.joined(separator: ",")))" }
+        return shown.joined(separator: ", ") + (readers.count > 5 ? " and \(readers.count - 5) more" : "")
     }
 
     /// Switching back to legacy needs the v1 representation, which contract removes.

@@ -23,14 +23,22 @@ public final class PhaseRunner {
         public var forceReaders: Bool
         /// The modern-writer window for contract's checks, instead of the plan's.
         public var modernWriterWindow: Duration?
+        /// How long a registered reader stays live after its last heartbeat.
+        public var readerStaleAfter: Duration
+        /// Why the step runs, when not at an operator's hand (an automatic rollback); recorded
+        /// in the history.
+        public var reason: String?
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
-                    forceReaders: Bool = false, modernWriterWindow: Duration? = nil) {
+                    forceReaders: Bool = false, modernWriterWindow: Duration? = nil,
+                    readerStaleAfter: Duration = ReaderRegistry.defaultStaleAfter, reason: String? = nil) {
             self.sql = sql
             self.backfill = backfill
             self.forceReaders = forceReaders
             self.modernWriterWindow = modernWriterWindow
+            self.readerStaleAfter = readerStaleAfter
+            self.reason = reason
         }
     }
 
@@ -116,7 +124,8 @@ public final class PhaseRunner {
             throw refusal
         }
         let checks = try checks(before: step, state: state)
-        let details = try Self.detailsJSON(checks: checks, forced: options.forceReaders && step == .switchModern)
+        let details = try Self.detailsJSON(checks: checks, forced: options.forceReaders && step == .switchModern,
+                                           reason: options.reason)
         let failed = checks.filter { !$0.isPassed }
         guard failed.isEmpty else {
             let refusal = StepRefusal(step: step.name, failedChecks: failed, reason: nil)
@@ -267,7 +276,7 @@ public final class PhaseRunner {
         return result
     }
 
-    static func detailsJSON(checks: [CheckOutcome], forced: Bool) throws -> String {
+    static func detailsJSON(checks: [CheckOutcome], forced: Bool, reason: String?) throws -> String {
         struct Details: Encodable {
             struct Check: Encodable {
                 let name: String
@@ -277,9 +286,10 @@ public final class PhaseRunner {
             }
             let checks: [Check]
             let forcedReaders: Bool
+            let reason: String?
         }
         return try PostgresJSON(Details(checks: checks.map { .init(name: $0.name, ok: $0.isPassed, observed: $0.observed, expected: $0.expected) },
-                                        forcedReaders: forced)).text
+                                        forcedReaders: forced, reason: reason)).text
     }
 }
 

@@ -66,6 +66,41 @@ public enum PhaseCommandTree {
     public static let pruneBatchSize = Option("batch-size", type: .integer(in: 1...100_000), default: 1000,
                                               help: "Ledger rows deleted per transaction.")
 
+    /// `--reader-timeout`
+    public static let readerTimeout = Option(
+        "reader-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(120),
+        valueName: "duration", help: "How long a registered reader stays live after its last heartbeat.")
+    /// `observe --window`
+    public static let observeWindow = Option(
+        "window", type: .duration(in: .seconds(60) ... .seconds(86_400)), default: .seconds(300), valueName: "duration",
+        help: "The span of recent outcomes judged (whole minutes, as the outcome log counts them).")
+    /// `--max-error-rate`
+    public static let maxErrorRate = Option(
+        "max-error-rate", type: .percentage, default: 0.01, valueName: "percent",
+        help: "The modern path's highest acceptable share of failed saves.")
+    /// `--max-conflict-ratio`
+    public static let maxConflictRatio = Option(
+        "max-conflict-ratio", type: .ratio, default: 2, valueName: "ratio",
+        help: "The modern path's highest acceptable conflict rate, as a multiple of the legacy path's before the switch.")
+    /// `--min-saves`
+    public static let minSaves = Option(
+        "min-saves", type: .integer(in: 1...1_000_000), default: 20, valueName: "count",
+        help: "Fewer modern saves than this in the window are too few to judge.")
+    /// `--auto-rollback`
+    public static let autoRollback = Flag(
+        "auto-rollback", help: "Switch back to legacy, once, when a threshold is crossed and the rollback is still safe.")
+    /// `--follow`
+    public static let follow = Flag("follow", help: "Keep observing until a threshold is crossed or the command is interrupted.")
+    /// `--interval`
+    public static let interval = Option(
+        "interval", type: .duration(in: .seconds(1) ... .seconds(3600)), default: .seconds(15), valueName: "duration",
+        help: "How often --follow looks again.")
+    /// `compare --sample`
+    public static let sample = Option("sample", type: .integer(in: 1...1_000_000), default: 1000, valueName: "count",
+                                      help: "How many drafts to read and compare.")
+    /// `--show-values`
+    public static let showValues = Flag("show-values", help: "Print the values that differ; hidden by default.")
+
     static let stepOptions: [any CommandParameter] = [lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
 
     /// The whole tree.
@@ -92,17 +127,24 @@ public enum PhaseCommandTree {
                         parameters: stepOptions),
             CommandSpec("switch", abstract: "Change the writer path of every application instance.",
                         discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path.",
-                        parameters: [path, forceReaders] + stepOptions),
+                        parameters: [path, forceReaders, readerTimeout] + stepOptions),
             CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
                         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
                         parameters: [batchSize, batchDelay] + stepOptions),
             CommandSpec("contract", abstract: "Remove the legacy representation. This cannot be undone.",
-                        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected and no legacy write within the window.",
-                        parameters: [window, yes] + stepOptions),
+                        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected, no live reader that reads only v1, and no legacy write within the window.",
+                        parameters: [window, yes, readerTimeout] + stepOptions),
             CommandSpec("rollback", abstract: "Undo the current phase: switch back to legacy, or revert expand.",
                         parameters: stepOptions),
             CommandSpec("history", abstract: "List the steps attempted, refused, failed and interrupted ones included.",
                         parameters: [limit]),
+            CommandSpec("readers", abstract: "List the registered application instances and the formats their readers understand.",
+                        parameters: [readerTimeout]),
+            CommandSpec("observe", abstract: "Judge the modern path's outcome rates against rollback thresholds.",
+                        discussion: "Reads per-path outcome counts from the outcome log. Exits 3 when a threshold is crossed, unless --auto-rollback switched back to legacy.",
+                        parameters: [observeWindow, maxErrorRate, maxConflictRatio, minSaves, autoRollback, follow, interval]),
+            CommandSpec("compare", abstract: "Read a sample of drafts through both readers and report where they disagree; changes nothing.",
+                        parameters: [sample, showValues]),
             CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
                 CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",
                             discussion: "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",

@@ -75,7 +75,8 @@ struct PhaseCommand: Sendable {
             maximumAttempts: (parsed[PhaseCommandTree.maxRetries] ?? 30) + 1,
             maximumBackoff: parsed[PhaseCommandTree.maxBackoff] ?? .seconds(5))
         return PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
-                                   modernWriterWindow: parsed[PhaseCommandTree.window])
+                                   modernWriterWindow: parsed[PhaseCommandTree.window],
+                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter)
     }
 
     /// Notes to standard error, unless quiet.
@@ -114,6 +115,9 @@ struct PhaseCommand: Sendable {
         case ["rollback"]: return try await rollback()
         case ["history"]: return try await history()
         case ["ledger", "prune"]: return try await pruneLedger()
+        case ["readers"]: return try await readers()
+        case ["observe"]: return try await observe()
+        case ["compare"]: return try await compare()
         default:
             throw CommandFailure("'\(parsed.path.joined(separator: " "))' needs a subcommand; see 'phase --help'", exitCode: .usage)
         }

@@ -34,6 +34,7 @@ struct WorkflowDatabase: Sendable {
     }
 
     /// Runs SQL on a connection of its own.
+    @discardableResult
     func sql<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let database = database
         return try await onThread { try body(try database.connect(applicationName: "workflow-observer")) }

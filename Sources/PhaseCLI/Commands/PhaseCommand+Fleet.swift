@@ -1,0 +1,163 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+
+extension PhaseCommand {
+    func readers() async throws -> ExitCode {
+        let staleAfter = parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter
+        let readers = try await withRunner { runner -> [ReaderInstance] in
+            try ControlSchema.verify(on: runner.connection)
+            return try ReaderRegistry.list(staleAfter: staleAfter, on: runner.connection)
+        }
+        console.printResult(ReadersResult(readers: readers), format: format)
+        return .done
+    }
+
+    func compare() async throws -> ExitCode {
+        let sample = parsed[PhaseCommandTree.sample] ?? 1000
+        let result = try await withRunner { runner in
+            CompareResult(comparison: try ShadowCompare.compare(sample: sample, on: runner.connection), showValues: false)
+        }
+        let shown = CompareResult(comparison: result.comparison, showValues: parsed[PhaseCommandTree.showValues])
+        console.printResult(shown, format: format)
+        return shown.comparison.mismatches.isEmpty ? .done : .refused
+    }
+
+    func observe() async throws -> ExitCode {
+        let thresholds = ObservationThresholds(
+            window: parsed[PhaseCommandTree.observeWindow] ?? .seconds(300),
+            maximumErrorRate: parsed[PhaseCommandTree.maxErrorRate] ?? 0.01,
+            maximumConflictRatio: parsed[PhaseCommandTree.maxConflictRatio] ?? 2,
+            minimumSaves: parsed[PhaseCommandTree.minSaves] ?? 20)
+        let autoRollback = parsed[PhaseCommandTree.autoRollback]
+        let follow = parsed[PhaseCommandTree.follow]
+        let interval = parsed[PhaseCommandTree.interval] ?? .seconds(15)
+        while true {
+            var options = runnerOptions
+            let result = try await withRunner(options: options) { runner -> ObserveResult in
+                let report = try RollbackObservation.observe(plan: runner.plan.name, thresholds: thresholds, on: runner.connection)
+                return ObserveResult(report: report, rollback: nil, rollbackRefusal: nil)
+            }
+            guard result.report.isCrossed || !follow else {
+                note("no threshold crossed: modern \(result.report.modern.saves) saves, "
+                     + "\(RollbackObservation.percent(result.report.modern.errorRate)) errors; looking again in \(DurationText.format(interval))")
+                try await Task.sleep(for: interval)
+                continue
+            }
+            guard result.report.isCrossed, autoRollback else {
+                console.printResult(result, format: format)
+                return result.report.isCrossed ? .refused : .done
+            }
+            options.reason = "automatic rollback: " + result.report.crossed.joined(separator: "; ")
+            let rolled = try await withRunner(options: options) { runner -> ObserveResult in
+                let state = try runner.state()
+                guard state.phase == .modern || state.phase == .backfilled else {
+                    return ObserveResult(report: result.report, rollback: nil,
+                                         rollbackRefusal: "the writer is not modern (phase \(state.phase)); nothing to switch back")
+                }
+                do {
+                    return ObserveResult(report: result.report, rollback: try runner.run(.switchLegacy), rollbackRefusal: nil)
+                } catch let refusal as StepRefusal {
+                    return ObserveResult(report: result.report, rollback: nil, rollbackRefusal: refusal.description)
+                }
+            }
+            console.printResult(rolled, format: format)
+            return rolled.rollback == nil ? .refused : .done
+        }
+    }
+}
+
+struct ReadersResult: CommandResult {
+    let readers: [ReaderInstance]
+
+    var text: String {
+        guard !readers.isEmpty else { return "no reader registered" }
+        let formatter = ISO8601DateFormatter()
+        return readers.map {
+            "\($0.isLive ? "live " : "stale") \($0.instanceID)  \($0.applicationName) \($0.applicationVersion)  reads \($0.formats.joined(separator: ","))  last seen \(formatter.string(from: $0.lastSeenAt))"
+        }.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        .array(readers.map {
+            ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
+             "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),
+             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt))]
+        })
+    }
+}
+
+struct CompareResult: CommandResult {
+    let comparison: ShadowComparison
+    let showValues: Bool
+
+    private func shown(_ value: String?, field: String) -> String? {
+        // A document the modern reader cannot read: the reason names no value.
+        if field == "document" { return value }
+        return showValues ? value : nil
+    }
+
+    var text: String {
+        var lines = ["compared \(comparison.compared) of \(comparison.sampled) drafts sampled (\(comparison.legacyOnly) held v1 only)"]
+        for mismatch in comparison.mismatches {
+            var line = "mismatch: draft \(mismatch.draftID), field \(mismatch.field)"
+            if let modern = shown(mismatch.modernValue, field: mismatch.field), mismatch.field == "document" {
+                line += ": \(modern)"
+            } else if showValues {
+                line += ": legacy \(String(reflecting: mismatch.legacyValue ?? "")), modern \(String(reflecting: mismatch.modernValue ?? ""))"
+            }
+            lines.append(line)
+        }
+        lines.append(comparison.mismatches.isEmpty ? "no mismatch" : "\(comparison.mismatches.count) mismatches"
+                     + (showValues ? "" : " (values hidden; --show-values prints them)"))
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["sampled": .integer(Int64(comparison.sampled)), "compared": .integer(Int64(comparison.compared)),
+         "legacyOnly": .integer(Int64(comparison.legacyOnly)),
+         "mismatches": .array(comparison.mismatches.map {
+             ["draftID": .string($0.draftID), "field": .string($0.field),
+              "legacy": shown($0.legacyValue, field: "title").map(JSONResult.string) ?? .null,
+              "modern": shown($0.modernValue, field: $0.field).map(JSONResult.string) ?? .null]
+         })]
+    }
+}
+
+struct ObserveResult: CommandResult {
+    let report: ObservationReport
+    let rollback: PhaseRunner.StepReport?
+    let rollbackRefusal: String?
+
+    private func line(_ rates: PathRates, _ label: String) -> String {
+        "\(label): \(rates.saves) saves, \(rates.errors) failed (\(RollbackObservation.percent(rates.errorRate))), "
+            + "\(rates.conflicts) conflicts (\(RollbackObservation.percent(rates.conflictRate)))"
+    }
+
+    var text: String {
+        var lines = [line(report.modern, "modern, last \(DurationText.format(report.thresholds.window))"),
+                     line(report.legacyBaseline, "legacy baseline")]
+        if report.modern.saves < Int64(report.thresholds.minimumSaves) {
+            lines.append("too few modern saves to judge (fewer than \(report.thresholds.minimumSaves))")
+        }
+        lines += report.crossed.map { "threshold crossed: \($0)" }
+        if report.crossed.isEmpty { lines.append("no threshold crossed") }
+        if let rollback {
+            lines.append("switched back to legacy automatically (epoch \(rollback.epoch)); the history records why")
+        } else if let rollbackRefusal {
+            lines.append("no automatic rollback: \(rollbackRefusal)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        func rates(_ rates: PathRates) -> JSONResult {
+            ["saves": .integer(rates.saves), "errors": .integer(rates.errors), "conflicts": .integer(rates.conflicts),
+             "errorRate": .number(rates.errorRate), "conflictRate": .number(rates.conflictRate)]
+        }
+        return ["modern": rates(report.modern), "legacyBaseline": rates(report.legacyBaseline),
+                "crossed": .array(report.crossed.map(JSONResult.string)), "rolledBack": .bool(rollback != nil),
+                "rollbackRefusal": rollbackRefusal.map(JSONResult.string) ?? .null]
+    }
+}

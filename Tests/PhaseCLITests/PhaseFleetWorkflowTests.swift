@@ -1,0 +1,190 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Synchronization
+import Testing
+
+/// Backfill, observation, comparison and the reader registry through the built `phase` binary.
+@Suite("phase fleet workflows", .timeLimit(.minutes(3)))
+struct PhaseFleetWorkflowTests {
+    private func advance(_ db: WorkflowDatabase, _ steps: [[String]]) async throws {
+        for arguments in [["init"]] + steps {
+            let run = try await db.phase(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.diagnostics)")
+        }
+    }
+
+    /// Every row has a document, and it is exactly what converting its title gives.
+    private func expectEveryRowConverted(_ db: WorkflowDatabase) async throws {
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        let wrong = try await db.value(Int.self, """
+            SELECT count(*) FROM drafts WHERE document <> jsonb_build_object('body', '', 'tags', '[]'::jsonb, 'title', title, 'version', 2)
+               AND id LIKE 'seed-%'
+            """)
+        #expect(wrong == 0)
+    }
+
+    @Test func aBackfillKilledMidwayResumesFromItsCursorAndConvertsEveryRowOnce() async throws {
+        let db = try await WorkflowDatabase.make("fleet_backfill_kill", rows: 6000)
+        try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
+        let started = try PhaseBinary.start(["backfill", "--batch-size", "100", "--batch-delay", "20ms"], databaseURL: db.url)
+        var cursor: String?
+        for _ in 0..<500 {
+            cursor = try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state")
+            if cursor != nil { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        kill(started.process.processIdentifier, SIGKILL)
+        #expect(try await onThread { try PhaseBinary.finish(started) }.status == SIGKILL)
+        let convertedBefore = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state"))
+        let cursorAtKill = try #require(try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state"))
+        #expect(convertedBefore > 0 && convertedBefore < 6000)
+        // The rows converted are exactly those up to the cursor.
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL AND id <= '\(cursorAtKill)'") == convertedBefore)
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL AND id > '\(cursorAtKill)'") == 0)
+
+        let rerun = try await db.phase("backfill", "--batch-size", "500")
+        #expect(rerun.status == 0, "\(rerun.diagnostics)")
+        #expect(rerun.output.contains("an interrupted earlier attempt was taken over and finished"))
+        #expect(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state") == 6000)
+        try await expectEveryRowConverted(db)
+        #expect(try await db.phaseName() == "backfilled")
+    }
+
+    @Test func backfillFinishesUnderOldAndNewWriters() async throws {
+        let db = try await WorkflowDatabase.make("fleet_backfill_load", rows: 4000)
+        try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
+        let database = db.database
+        let stop = StopSignal()
+        // The old application inserts and updates with plain SQL all the while.
+        let oldApp = Task {
+            try await onThread { () -> Int in
+                let connection = try database.connect(applicationName: "old-app")
+                var writes = 0
+                while !stop.isRaised {
+                    let id = "seed-" + String(format: "%06d", Int.random(in: 1...4000))
+                    try connection.query("UPDATE drafts SET title = title || '+', revision = revision + 1 WHERE id = \(id)")
+                    try connection.query("INSERT INTO drafts (id, title, revision) VALUES (\("old-\(writes)"), \("inserted"), \(Int64(1)))")
+                    writes += 2
+                }
+                return writes
+            }
+        }
+        // The new application saves through the modern writer.
+        let newApp = Task {
+            let pool = PostgresPool(configuration: database.configuration(applicationName: "new-app"), maximumConnections: 2)
+            let writer = ModernDraftAdapter(storage: try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil))
+            var saves = 0
+            while !stop.isRaised {
+                _ = try await writer.save(SaveDraft(operationScope: "t", operationID: "new-\(saves)", draftID: "new-\(saves)",
+                                                    expectedRevision: 0, content: DraftContent(title: "new", body: "b")))
+                saves += 1
+            }
+            await pool.shutdown()
+            return saves
+        }
+        let backfill = try await db.phase("backfill", "--batch-size", "200")
+        stop.raise()
+        let oldWrites = try await oldApp.value
+        let newSaves = try await newApp.value
+        #expect(backfill.status == 0, "\(backfill.diagnostics)")
+        #expect(oldWrites > 0 && newSaves > 0)
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM drafts WHERE document ->> 'title' IS DISTINCT FROM title") == 0)
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM drafts WHERE id LIKE 'new-%' AND document ->> 'body' <> 'b'") == 0)
+    }
+
+    @Test func backfillOnAnEmptyTableAndBesideExtraUniqueColumns() async throws {
+        let empty = try await WorkflowDatabase.make("fleet_backfill_empty", rows: 0)
+        try await advance(empty, [["expand"], ["switch", "modern", "--force-readers"], ["backfill"]])
+        #expect(try await empty.phaseName() == "backfilled")
+
+        let wide = try await WorkflowDatabase.make("fleet_backfill_unique", rows: 0)
+        try await wide.sql { connection in
+            try connection.execute(unsafeSQL: """
+                ALTER TABLE drafts ADD COLUMN slug text UNIQUE, ADD COLUMN external_id bigint UNIQUE;
+                INSERT INTO drafts (id, title, revision, slug, external_id)
+                SELECT 'seed-' || lpad(n::text, 6, '0'), 'Seed ' || n, 1, 'slug-' || n, n FROM generate_series(1, 1500) n;
+                """)
+        }
+        try await advance(wide, [["expand"], ["switch", "modern", "--force-readers"], ["backfill", "--batch-size", "250"]])
+        try await expectEveryRowConverted(wide)
+        #expect(try await wide.value(Int.self, "SELECT count(DISTINCT slug) FROM drafts") == 1500)
+    }
+
+    @Test func observeRollsBackOnceWhenAThresholdIsCrossedAndNeverOtherwise() async throws {
+        let db = try await WorkflowDatabase.make("fleet_observe")
+        try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
+        // Healthy modern traffic: nothing happens.
+        try await db.sql { try $0.execute(unsafeSQL: """
+            INSERT INTO cutover.outcome_log VALUES (date_trunc('minute', now()), 'modern', 'committed', 100);
+            """) }
+        let calm = try await db.phase("observe", "--auto-rollback", "--min-saves", "10")
+        #expect(calm.status == 0, "\(calm.output)\(calm.diagnostics)")
+        #expect(calm.output.contains("no threshold crossed"))
+        #expect(try await db.phaseName() == "modern")
+        // Then failures: 10 of 110 saves.
+        try await db.sql { try $0.execute(unsafeSQL: """
+            INSERT INTO cutover.outcome_log VALUES (date_trunc('minute', now()), 'modern', 'outcomeUnknown', 10);
+            """) }
+        let crossed = try await db.phase("observe", "--auto-rollback", "--min-saves", "10", "--max-error-rate", "5%")
+        #expect(crossed.status == 0, "\(crossed.output)\(crossed.diagnostics)")
+        #expect(crossed.output.contains("threshold crossed: modern error rate 9.1% is above 5.0% (10 of 110 saves)"))
+        #expect(crossed.output.contains("switched back to legacy automatically"))
+        #expect(try await db.phaseName() == "expanded")
+        let again = try await db.phase("observe", "--auto-rollback", "--min-saves", "10", "--max-error-rate", "5%")
+        #expect(again.status == 3)
+        #expect(again.output.contains("no automatic rollback: the writer is not modern (phase expanded)"))
+        let rollbacks = try await db.sql { connection in
+            try connection.query("SELECT details ->> 'reason' AS reason FROM cutover.phase_history WHERE step = 'switch legacy'")
+                .map { try $0.decode(String?.self, "reason") }
+        }
+        #expect(rollbacks.count == 1)
+        #expect(rollbacks.first??.hasPrefix("automatic rollback: modern error rate 9.1%") == true)
+    }
+
+    @Test func compareNamesACorruptedDocumentAndHidesValues() async throws {
+        let db = try await WorkflowDatabase.make("fleet_compare", rows: 50)
+        try await advance(db, [["expand"], ["switch", "modern", "--force-readers"], ["backfill"]])
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: """
+                UPDATE drafts SET document = '{"version": 2, "title": 5, "body": "", "tags": []}' WHERE id = 'seed-000007';
+                UPDATE drafts SET document = jsonb_set(document, '{title}', '"Secret other title"') WHERE id = 'seed-000011';
+                """)
+        }
+        let hidden = try await db.phase("compare", "--sample", "1000")
+        #expect(hidden.status == 3)
+        #expect(hidden.output.contains("mismatch: draft seed-000007, field document: draft \"seed-000007\" has malformed v2 data"))
+        #expect(hidden.output.contains("mismatch: draft seed-000011, field title\n"))
+        #expect(!hidden.output.contains("Secret other title"))
+        let shown = try await db.phase("compare", "--sample", "1000", "--show-values")
+        #expect(shown.output.contains("mismatch: draft seed-000011, field title: legacy \"Seed 11\", modern \"Secret other title\""))
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE step = 'compare'") == 0)
+    }
+
+    @Test func readersListsLiveAndStaleInstances() async throws {
+        let db = try await WorkflowDatabase.make("fleet_readers_cli")
+        #expect(try await db.phase("init").status == 0)
+        try await db.sql { try $0.execute(unsafeSQL: """
+            SELECT cutover.reader_heartbeat('web-1', 'web', '4.0', ARRAY['v1','v2']);
+            SELECT cutover.reader_heartbeat('cron-1', 'cron', '2.1', ARRAY['v1']);
+            UPDATE cutover.readers SET last_seen_at = now() - interval '1 hour' WHERE instance_id = 'cron-1';
+            """) }
+        let run = try await db.phase("readers")
+        #expect(run.status == 0)
+        let lines = run.output.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("live  web-1  web 4.0  reads v1,v2") == true)
+        #expect(lines.last?.hasPrefix("stale cron-1  cron 2.1  reads v1") == true)
+    }
+}
+
+/// A flag one task raises and others read.
+final class StopSignal: Sendable {
+    private let flag = Mutex(false)
+    func raise() { flag.withLock { $0 = true } }
+    var isRaised: Bool { flag.withLock { $0 } }
+}

@@ -37,8 +37,8 @@ struct PhaseFleetWorkflowTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         try await Task.sleep(for: .milliseconds(300))
-        kill(started.process.processIdentifier, SIGKILL)
-        #expect(try await onThread { try PhaseBinary.finish(started) }.status == SIGKILL)
+        kill(started.pid, SIGKILL)
+        #expect(try await onThread { try PhaseBinary.finish(started) }.status == 128 + SIGKILL)
         let convertedBefore = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state"))
         let cursorAtKill = try #require(try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state"))
         #expect(convertedBefore > 0 && convertedBefore < 6000)

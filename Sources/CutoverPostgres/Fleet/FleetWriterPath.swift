@@ -91,7 +91,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
             tasks.forEach { $0.cancel() }
             tasks = []
         }
-        listener.stop()
+        await listener.stopAndWait()
         release(upTo: .max, result: false)
         await pool.shutdown()
     }

@@ -101,6 +101,13 @@ public enum PhaseCommandTree {
     /// `--show-values`
     public static let showValues = Flag("show-values", help: "Print the values that differ; hidden by default.")
 
+    /// `demo --rows`
+    public static let rows = Option("rows", type: .integer(in: 10...10_000_000), default: 2000, valueName: "count",
+                                    help: "How many drafts to seed the legacy table with.")
+    /// `demo --duration`
+    public static let duration = Option("duration", type: .duration(in: .seconds(6) ... .seconds(3600)), default: .seconds(18),
+                                        valueName: "duration", help: "How long the simulated fleet writes, spread over the phases.")
+
     static let stepOptions: [any CommandParameter] = [lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
 
     /// The whole tree.
@@ -145,6 +152,9 @@ public enum PhaseCommandTree {
                         parameters: [observeWindow, maxErrorRate, maxConflictRatio, minSaves, autoRollback, follow, interval]),
             CommandSpec("compare", abstract: "Read a sample of drafts through both readers and report where they disagree; changes nothing.",
                         parameters: [sample, showValues]),
+            CommandSpec("demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
+                        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
+                        parameters: [rows, duration]),
             CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
                 CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",
                             discussion: "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",

@@ -36,6 +36,8 @@ public final class PostgresListener: Sendable {
     /// The events, in order. Iterate it from one task only.
     public let events: AsyncStream<PostgresListenerEvent>
     private let isStopped = StopFlag()
+    /// The thread's end.
+    private let ended = Completion()
 
     /// Starts listening on `channels`.
     ///
@@ -55,16 +57,26 @@ public final class PostgresListener: Sendable {
                               pollMilliseconds: Int32(pollInterval.components.seconds * 1000
                                   + pollInterval.components.attoseconds / 1_000_000_000_000_000))
         continuation.onTermination = { _ in stopped.set() }
-        let thread = Thread { loop.run() }
+        let ended = ended
+        let thread = Thread {
+            loop.run()
+            ended.finish()
+        }
         thread.name = "cutover-listener"
         thread.start()
     }
 
     deinit { stop() }
 
-    /// Stops listening: the thread closes its connection and the event sequence ends.
+    /// Stops listening: the thread closes its connection and the event sequence ends soon after.
     public func stop() {
         isStopped.set()
+    }
+
+    /// Stops listening and waits until the listener's thread has closed its connection and ended.
+    public func stopAndWait() async {
+        isStopped.set()
+        await ended.wait()
     }
 }
 

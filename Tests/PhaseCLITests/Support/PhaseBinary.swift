@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 import Testing
 
 /// Runs the built `phase` executable, as an operator would.
@@ -28,8 +29,9 @@ struct PhaseBinary {
     }
 
     /// A `phase` process started but not waited for; finish it with ``finish(_:)``.
-    struct Started {
-        let process: Process
+    struct Started: Sendable {
+        /// The child's process ID.
+        let pid: pid_t
         let output: URL
         let diagnostics: URL
     }
@@ -45,20 +47,14 @@ struct PhaseBinary {
         let diagnostics = folder.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         _ = FileManager.default.createFile(atPath: diagnostics.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: diagnostics)
-        try process.run()
-        return Started(process: process, output: output, diagnostics: diagnostics)
+        let pid = try ChildProcess.spawn([try path] + arguments, environment: environment, output: output.path,
+                                         errorOutput: diagnostics.path)
+        return Started(pid: pid, output: output, diagnostics: diagnostics)
     }
 
     static func finish(_ started: Started) throws -> Run {
-        started.process.waitUntilExit()
-        let run = Run(status: started.process.terminationStatus,
+        let status = try ChildProcess.wait(for: started.pid)
+        let run = Run(status: status,
                       output: try String(contentsOf: started.output, encoding: .utf8),
                       diagnostics: try String(contentsOf: started.diagnostics, encoding: .utf8))
         try? FileManager.default.removeItem(at: started.output.deletingLastPathComponent())

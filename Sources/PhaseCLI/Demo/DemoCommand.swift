@@ -1,0 +1,300 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+import Synchronization
+
+/// `phase demo`: a whole migration under a simulated fleet, against a throw-away database.
+struct DemoCommand: Sendable {
+    let command: PhaseCommand
+    let rows: Int
+    let duration: Duration
+
+    var console: Console { command.console }
+
+    /// Where the demo runs, and how to clean up after it.
+    private struct Place: Sendable {
+        let url: String
+        let cleanup: @Sendable () -> Void
+    }
+
+    func run() async throws -> ExitCode {
+        let place = try await prepare()
+        let cleanup = Cleanup(place.cleanup)
+        let signals = cleanup.onInterrupt()
+        defer {
+            signals.forEach { $0.cancel() }
+            cleanup.run()
+        }
+        let configuration = PostgresConfiguration(connectionString: place.url, connectTimeout: .seconds(10))
+        let result: DemoResult
+        do {
+            result = try await walk(configuration)
+        } catch {
+            // Interrupted: the database went away under the fleet. Leave as the signal says.
+            if let number = cleanup.interruption {
+                cleanup.run()
+                exit(128 + number)
+            }
+            throw error
+        }
+        console.printResult(result, format: command.format)
+        return result.invariants.allSatisfy(\.holds) ? .done : .error
+    }
+
+    /// A fresh cluster, or a scratch database on the server given.
+    private func prepare() async throws -> Place {
+        if let base = command.parsed[PhaseCommandTree.databaseURL] {
+            let name = "cutover_demo_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+            let admin = PostgresConfiguration(connectionString: base, applicationName: "cutover-demo", connectTimeout: .seconds(10))
+            try await runOnDedicatedThread {
+                let connection = try PostgresConnection(configuration: admin)
+                try connection.execute(unsafeSQL: "CREATE DATABASE " + connection.quoteIdentifier(name))
+            }
+            note("using scratch database \(name) on the server given; it is dropped at the end")
+            let url = base.contains("://") ? Self.replacingDatabase(in: base, with: name) : base + " dbname=\(name)"
+            return Place(url: url, cleanup: {
+                guard let connection = try? PostgresConnection(configuration: admin),
+                      let quoted = try? connection.quoteIdentifier(name) else { return }
+                _ = try? connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")
+            })
+        }
+        note("starting a throw-away PostgreSQL cluster")
+        let cluster = try await EphemeralCluster.start()
+        note("cluster at \(cluster.directory), port \(cluster.port); it is removed at the end")
+        return Place(url: cluster.url(), cleanup: { cluster.stop() })
+    }
+
+    private static func replacingDatabase(in url: String, with name: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        components.path = "/" + name
+        return components.string ?? url
+    }
+
+    private func note(_ line: String) { command.note(line) }
+
+    private func heading(_ text: String) { command.note("== \(text)") }
+
+    /// The migration, step by step, under load.
+    private func walk(_ configuration: PostgresConfiguration) async throws -> DemoResult {
+        let rows = rows
+        let slice = duration / 6
+        try await runOnDedicatedThread {
+            let connection = try PostgresConnection(configuration: configuration)
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+            try connection.query("""
+                INSERT INTO drafts (id, title, revision) SELECT 'draft-' || lpad(n::text, 6, '0'), 'Draft ' || n, 1
+                  FROM generate_series(1, \(rows)) AS n
+                """)
+        }
+        note("seeded \(rows) drafts in the legacy table drafts(id, title, revision)")
+        let ledger = FleetLedger()
+        let runner = try await DemoRunner(configuration: configuration, log: { [command] in command.note("   \($0)") })
+        try await runner.step("init") { try $0.initialize() }
+
+        heading("fleet: 2 old application versions (plain SQL, read v1) and 3 current instances (router + store, read v1 and v2)")
+        let old = (1...2).map { OldApplicationInstance(name: "legacy-app-\($0)", configuration: configuration, drafts: rows, ledger: ledger) }
+        var modern: [ModernApplicationInstance] = []
+        for index in 1...3 { modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: configuration)) }
+        modern.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
+        try await load(slice, modern, "baseline")
+
+        heading("expand: add the v2 document beside the title")
+        try await runner.step("expand") { try $0.run(.expand) }
+        try await load(slice, modern, "expanded")
+
+        heading("retire the old application versions: they read v1 only")
+        for instance in old { await instance.retire() }
+        note("   \(old.count) old instances stopped and left the reader registry")
+
+        heading("switch the fleet to the modern writer")
+        try await runner.step("switch modern") { try $0.run(.switchModern) }
+        try await load(slice, modern, "modern")
+
+        heading("backfill the rows that hold v1 only")
+        let reporter = console.progress(label: "   backfill", total: nil, isQuiet: command.isQuiet)
+        try await runner.step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
+        reporter.finish()
+        try await load(slice, modern, "backfilled")
+
+        heading("rollback drill: switch back to legacy, then forward again")
+        ledger.setDrill(true)
+        try await runner.step("switch legacy") { try $0.run(.switchLegacy) }
+        try await load(slice, modern, "legacy again")
+        try await runner.step("switch modern") { try $0.run(.switchModern) }
+        try await runner.step("backfill") { try $0.run(.backfill) }
+        ledger.setDrill(false)
+        // Contract needs the modern writer alone, and no legacy write, for the window.
+        try await load(max(slice, DemoRunner.window + .milliseconds(500)), modern, "modern after the drill")
+
+        heading("contract: remove the v1 representation (irreversible)")
+        try await runner.step("contract") { try $0.run(.contract) }
+        try await load(slice, modern, "contracted")
+
+        for instance in modern { await instance.stopLoad() }
+        var routerCounts: [SavePath: [SaveOutcome: Int]] = [:]
+        for instance in modern {
+            let counts = await instance.router.counts
+            for path in SavePath.allCases {
+                for (outcome, count) in counts.outcomes(on: path) { routerCounts[path, default: [:]][outcome, default: 0] += count }
+            }
+        }
+        for instance in modern { await instance.shutdown() }
+        heading("verify")
+        let invariants = try await runOnDedicatedThread {
+            try DemoVerification.verify(ledger, seededDrafts: rows, on: PostgresConnection(configuration: configuration))
+        }
+        let retries = ledger.retries
+        return DemoResult(invariants: invariants, counts: routerCounts, acknowledged: ledger.acknowledged.count,
+                          legacyWrites: ledger.legacyUpdates.values.reduce(0, +) + Int64(ledger.legacyInserts.count),
+                          retriedUnknown: retries.unknown, conflicts: retries.conflicts, steps: runner.steps)
+    }
+
+    /// Lets the fleet work for `span`, then prints what each path saw.
+    private func load(_ span: Duration, _ fleet: [ModernApplicationInstance], _ label: String) async throws {
+        try await Task.sleep(for: span)
+        var committed: [SavePath: Int] = [:]
+        var other: [SavePath: Int] = [:]
+        for instance in fleet {
+            let counts = await instance.router.counts
+            for path in SavePath.allCases {
+                committed[path, default: 0] += counts.count(of: .committed, on: path)
+                other[path, default: 0] += counts.calls(on: path) - counts.count(of: .committed, on: path)
+            }
+        }
+        note("   load while \(label): legacy path \(committed[.legacy] ?? 0) committed, \(other[.legacy] ?? 0) other; "
+             + "modern path \(committed[.modern] ?? 0) committed, \(other[.modern] ?? 0) other (totals so far)")
+    }
+}
+
+/// The runner the demo drives, on a thread of its own.
+final class DemoRunner: @unchecked Sendable {
+    // Safe because every use goes through `step`, awaited one at a time by the demo.
+    private let runner: PhaseRunner
+    private let log: @Sendable (String) -> Void
+    private(set) var steps: [String] = []
+
+    /// The modern-writer window the demo's contract waits for.
+    static let window: Duration = .seconds(2)
+
+    init(configuration: PostgresConfiguration, log: @escaping @Sendable (String) -> Void) async throws {
+        var named = configuration
+        named.applicationName = "cutover-phase"
+        let configured = named
+        self.runner = try await runOnDedicatedThread {
+            let connection = try PostgresConnection(configuration: configured)
+            return RunnerBox(PhaseRunner(connection: connection, source: try PlanSource.builtIn(),
+                                         options: .init(modernWriterWindow: DemoRunner.window, readerStaleAfter: .seconds(5)), log: log))
+        }.runner
+        self.log = log
+    }
+
+    func step<T>(_ name: String, _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws {
+        let box = RunnerBox(runner)
+        let report = try await runOnDedicatedThread { () -> String in
+            let value = try body(box.runner)
+            if let report = value as? PhaseRunner.StepReport {
+                return "\(report.step): \(report.from) -> \(report.to), epoch \(report.epoch), \(report.checks.count) checks passed"
+            }
+            return "\(name): done"
+        }
+        steps.append(report)
+        log(report)
+    }
+}
+
+/// Carries the runner to its thread.
+private struct RunnerBox: @unchecked Sendable {
+    // Safe because the demo awaits each step before the next: one thread at a time.
+    let runner: PhaseRunner
+    init(_ runner: PhaseRunner) { self.runner = runner }
+}
+
+/// Runs the demo's cleanup once: at the end, or when the user interrupts; whoever comes second
+/// waits until it is done.
+final class Cleanup: @unchecked Sendable {
+    // Safe because every field is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var action: (@Sendable () -> Void)?
+    private var isDone = false
+    private var signalNumber: Int32?
+
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+
+    /// The signal that interrupted the demo, if one did.
+    var interruption: Int32? {
+        condition.lock()
+        defer { condition.unlock() }
+        return signalNumber
+    }
+
+    func run() {
+        condition.lock()
+        guard let pending = action else {
+            while !isDone { condition.wait() }
+            condition.unlock()
+            return
+        }
+        action = nil
+        condition.unlock()
+        pending()
+        condition.lock()
+        isDone = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Cleans up and exits on Ctrl-C or SIGTERM.
+    func onInterrupt() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                condition.lock()
+                signalNumber = number
+                condition.unlock()
+                FileHandle.standardError.write(Data("\ninterrupted: removing the demo's database\n".utf8))
+                run()
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+}
+
+struct DemoResult: CommandResult {
+    let invariants: [DemoInvariant]
+    let counts: [SavePath: [SaveOutcome: Int]]
+    let acknowledged: Int
+    let legacyWrites: Int64
+    let retriedUnknown: Int
+    let conflicts: Int
+    let steps: [String]
+
+    var text: String {
+        var lines = ["steps:"] + steps.map { "  \($0)" }
+        lines.append("load: \(acknowledged) saves acknowledged through the router, \(legacyWrites) writes by old versions, "
+                     + "\(conflicts) conflicts re-read, \(retriedUnknown) unknown outcomes retried")
+        for path in SavePath.allCases {
+            let outcomes = (counts[path] ?? [:]).sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
+            lines.append("  \(path) path: \(outcomes.isEmpty ? "no saves" : outcomes)")
+        }
+        lines.append("invariants:")
+        lines += invariants.map { "  \($0.holds ? "ok    " : "FAILED") \($0.name): \($0.detail)" }
+        lines.append(invariants.allSatisfy(\.holds) ? "all invariants hold" : "an invariant does not hold")
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["steps": .array(steps.map(JSONResult.string)), "acknowledged": .integer(Int64(acknowledged)),
+         "legacyWrites": .integer(legacyWrites), "conflicts": .integer(Int64(conflicts)),
+         "retriedUnknown": .integer(Int64(retriedUnknown)),
+         "paths": .object(Dictionary(uniqueKeysWithValues: SavePath.allCases.map { path in
+             (path.rawValue, JSONResult.object(Dictionary(uniqueKeysWithValues: (counts[path] ?? [:]).map { ($0.key.rawValue, JSONResult.integer(Int64($0.value))) })))
+         })),
+         "invariants": .array(invariants.map { ["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)] }),
+         "ok": .bool(invariants.allSatisfy(\.holds))]
+    }
+}

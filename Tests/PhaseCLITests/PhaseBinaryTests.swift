@@ -1,5 +1,6 @@
 import CutoverTestSupport
 import Foundation
+import PostgresClient
 import Testing
 
 /// The built `phase` executable: help, usage errors and bad input, without a database.

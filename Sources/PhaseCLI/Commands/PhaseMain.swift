@@ -118,6 +118,9 @@ struct PhaseCommand: Sendable {
         case ["readers"]: return try await readers()
         case ["observe"]: return try await observe()
         case ["compare"]: return try await compare()
+        case ["soak"]:
+            return try await SoakCommand(command: self, rows: parsed[PhaseCommandTree.rows] ?? 2000,
+                                         duration: parsed[PhaseCommandTree.soakDuration] ?? .seconds(30)).run()
         case ["demo"]:
             return try await DemoCommand(command: self, rows: parsed[PhaseCommandTree.rows] ?? 2000,
                                          duration: parsed[PhaseCommandTree.duration] ?? .seconds(18)).run()

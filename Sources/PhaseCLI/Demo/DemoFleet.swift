@@ -175,17 +175,29 @@ final class ModernApplicationInstance: Sendable {
         loop.withLock { $0 = task }
     }
 
-    /// Retries an unknown outcome with the same operation ID until the ledger answers.
+    /// Sends the same request, with the same operation ID, until the store gives an answer:
+    /// a commit, a replay, or a refusal that committed nothing. A lost connection, a restarted
+    /// server or a lock timeout is not an answer. It does not stop when cancelled, so that no
+    /// save is left unknown.
     private static func saveUntilKnown(_ save: SaveDraft, router: SaveRouter, ledger: FleetLedger) async throws -> Int64 {
         while true {
             do {
                 return try await router.save(save).revision
-            } catch SaveFailure.outcomeUnknown {
-                ledger.retriedUnknown()
-                try await Task.sleep(for: .milliseconds(20))
-            } catch DraftStoreError.lockTimeout {
-                ledger.retriedUnknown()
+            } catch let failure as SaveFailure where failure != .outcomeUnknown {
+                throw failure
+            } catch let failure as DraftDecodingError {
+                throw failure
+            } catch {
+                if case SaveFailure.outcomeUnknown = error { ledger.retriedUnknown() }
+                await pause(.milliseconds(50))
             }
+        }
+    }
+
+    /// A pause that a cancelled task still takes.
+    private static func pause(_ duration: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + duration / .seconds(1)) { continuation.resume() }
         }
     }
 

@@ -1,0 +1,219 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+import Synchronization
+
+/// `phase soak`: saves under faults, across writer switches and a backfill, then the invariants.
+///
+/// Three application instances save through a loopback proxy that can lose the reply to a
+/// COMMIT, while a fault injector terminates their backends, loses replies, and (when the
+/// cluster is the soak's own) restarts the server with an immediate shutdown; the writer path
+/// switches back and forth all the while and a backfill runs halfway. Every unknown outcome is
+/// retried with the same operation ID until the ledger answers. At the end the database is
+/// checked against what the instances were told.
+struct SoakCommand: Sendable {
+    let command: PhaseCommand
+    let rows: Int
+    let duration: Duration
+
+    /// Faults injected, by kind.
+    final class FaultCounts: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        func add(_ kind: String) { counts.withLock { $0[kind, default: 0] += 1 } }
+        var all: [String: Int] { counts.withLock { $0 } }
+    }
+
+    func run() async throws -> ExitCode {
+        let given = command.parsed[PhaseCommandTree.databaseURL]
+        var cluster: EphemeralCluster?
+        let url: String
+        let cleanup: @Sendable () -> Void
+        if let given {
+            let name = "cutover_soak_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+            let admin = PostgresConfiguration(connectionString: given, applicationName: "cutover-soak", connectTimeout: .seconds(10))
+            try await runOnDedicatedThread {
+                let connection = try PostgresConnection(configuration: admin)
+                try connection.execute(unsafeSQL: "CREATE DATABASE " + connection.quoteIdentifier(name))
+            }
+            var components = URLComponents(string: given)
+            components?.path = "/" + name
+            url = components?.string ?? given + " dbname=\(name)"
+            cleanup = {
+                guard let connection = try? PostgresConnection(configuration: admin), let quoted = try? connection.quoteIdentifier(name) else { return }
+                _ = try? connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")
+            }
+            command.note("soaking in scratch database \(name); server restarts are skipped on a server that is not the soak's own")
+        } else {
+            // Durable commits: an immediate shutdown must not lose what was acknowledged.
+            let own = try await EphemeralCluster.start(options: .init(isDurable: true))
+            cluster = own
+            url = own.url()
+            cleanup = { own.stop() }
+            command.note("soaking on a throw-away cluster at \(own.directory), port \(own.port)")
+        }
+        let done = Cleanup(cleanup)
+        let signals = done.onInterrupt()
+        defer {
+            signals.forEach { $0.cancel() }
+            done.run()
+        }
+        let result = try await soak(url: url, cluster: cluster)
+        command.console.printResult(result, format: command.format)
+        return result.violations == 0 ? .done : .error
+    }
+
+    private func soak(url: String, cluster: EphemeralCluster?) async throws -> SoakResult {
+        let direct = PostgresConfiguration(connectionString: url, applicationName: "cutover-soak", connectTimeout: .seconds(10))
+        let rows = rows
+        try await runOnDedicatedThread {
+            let connection = try PostgresConnection(configuration: direct)
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+            try connection.query("""
+                INSERT INTO drafts (id, title, revision) SELECT 'draft-' || lpad(n::text, 6, '0'), 'Draft ' || n, 1
+                  FROM generate_series(1, \(rows)) AS n
+                """)
+            let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn(), options: .init(forceReaders: true))
+            try runner.initialize()
+            try runner.run(.expand)
+        }
+        var components = try URLComponentsOrFail(url)
+        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        let proxied = PostgresConfiguration(connectionString: components.string, connectTimeout: .seconds(10))
+
+        let ledger = FleetLedger()
+        var fleet: [ModernApplicationInstance] = []
+        for index in 1...3 { fleet.append(try await ModernApplicationInstance.start(name: "soak-app-\(index)", configuration: proxied)) }
+        fleet.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
+        command.note("3 instances saving through a lossy proxy; faults every few hundred milliseconds for \(DurationText.format(duration))")
+
+        let faults = FaultCounts()
+        let stop = Completion()
+        let injectorEnded = Completion()
+        let injector = Thread {
+            Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop)
+            injectorEnded.finish()
+        }
+        injector.name = "cutover-soak-faults"
+        injector.start()
+
+        // The writer path switches back and forth; a backfill runs halfway.
+        let started = ContinuousClock.now
+        var switches = 0
+        var backfilled = false
+        var toModern = true
+        while ContinuousClock.now - started < duration {
+            try await Task.sleep(for: .seconds(2))
+            let step: PhaseStep = !backfilled && ContinuousClock.now - started > duration / 2 && !toModern ? .backfill
+                : toModern ? .switchModern : .switchLegacy
+            let done = (try? await runOnDedicatedThread {
+                let runner = PhaseRunner(connection: try PostgresConnection(configuration: direct), source: try PlanSource.builtIn(),
+                                         options: .init(forceReaders: true))
+                try runner.run(step)
+                return true
+            }) ?? false
+            if done {
+                if step == .backfill { backfilled = true } else { switches += 1; toModern.toggle() }
+                command.note("\(step.name) done (\(switches) switches so far)")
+            }
+        }
+        stop.finish()
+        // Let the last restart finish before the instances resolve their last saves.
+        await injectorEnded.wait()
+        for instance in fleet { await instance.stopLoad() }
+        var counts: [SavePath: [SaveOutcome: Int]] = [:]
+        var calls = 0
+        for instance in fleet {
+            let tally = await instance.router.counts
+            for path in SavePath.allCases {
+                calls += tally.calls(on: path)
+                for (outcome, count) in tally.outcomes(on: path) { counts[path, default: [:]][outcome, default: 0] += count }
+            }
+        }
+        for instance in fleet { await instance.shutdown() }
+        proxy.stop()
+        let invariants = try await runOnDedicatedThread {
+            try DemoVerification.verify(ledger, seededDrafts: rows, drill: false, contracted: false,
+                                        on: PostgresConnection(configuration: direct))
+        }
+        var all = faults.all
+        all["lost reply"] = proxy.lostReplyCount
+        return SoakResult(operations: calls, acknowledged: ledger.acknowledged.count,
+                          replays: counts.values.map { $0[.replayed] ?? 0 }.reduce(0, +),
+                          conflicts: ledger.retries.conflicts, retriedUnknown: ledger.retries.unknown,
+                          switches: switches, backfilled: backfilled, faults: all, invariants: invariants)
+    }
+
+    /// Terminates backends, loses replies and restarts the server until told to stop.
+    private static func injectFaults(direct: PostgresConfiguration, proxy: LossyProxy, cluster: EphemeralCluster?,
+                                     faults: FaultCounts, until stop: Completion) {
+        var connection: PostgresConnection?
+        var lastRestart = ContinuousClock.now
+        while !stop.isFinished {
+            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.5))
+            if let cluster, ContinuousClock.now - lastRestart > .seconds(8) {
+                connection = nil
+                if (try? cluster.restartImmediately()) != nil { faults.add("server restart") }
+                lastRestart = ContinuousClock.now
+                continue
+            }
+            if Bool.random() {
+                proxy.loseNextReplyToCommit()
+                continue
+            }
+            do {
+                if connection == nil || connection?.isConnected == false { connection = try PostgresConnection(configuration: direct) }
+                let killed = try connection!.query("""
+                    SELECT count(pg_terminate_backend(pid)) AS n FROM (
+                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'soak-app-%'
+                         ORDER BY random() LIMIT 1) chosen
+                    """)[0].decode(Int.self, "n")
+                if killed > 0 { faults.add("backend terminated") }
+            } catch {
+                connection = nil
+            }
+        }
+    }
+}
+
+private func URLComponentsOrFail(_ url: String) throws -> URLComponents {
+    guard let components = URLComponents(string: url), components.scheme != nil else {
+        throw CommandFailure("soak needs a postgresql:// URL to put its proxy in front of", exitCode: .usage)
+    }
+    return components
+}
+
+struct SoakResult: CommandResult {
+    let operations: Int
+    let acknowledged: Int
+    let replays: Int
+    let conflicts: Int
+    let retriedUnknown: Int
+    let switches: Int
+    let backfilled: Bool
+    let faults: [String: Int]
+    let invariants: [DemoInvariant]
+
+    var violations: Int { invariants.filter { !$0.holds }.count }
+
+    var text: String {
+        var lines = ["operations \(operations), commits acknowledged \(acknowledged), replays \(replays), conflicts \(conflicts), "
+                     + "outcomeUnknown retried \(retriedUnknown)",
+                     "writer switches \(switches), backfill \(backfilled ? "done" : "not reached")",
+                     "faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")]
+        lines += invariants.map { "\($0.holds ? "ok    " : "FAILED") \($0.name): \($0.detail)" }
+        lines.append("violations \(violations)")
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["operations": .integer(Int64(operations)), "commits": .integer(Int64(acknowledged)), "replays": .integer(Int64(replays)),
+         "conflicts": .integer(Int64(conflicts)), "outcomeUnknownRetried": .integer(Int64(retriedUnknown)),
+         "switches": .integer(Int64(switches)), "backfilled": .bool(backfilled),
+         "faults": .object(faults.mapValues { .integer(Int64($0)) }),
+         "invariants": .array(invariants.map { ["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)] }),
+         "violations": .integer(Int64(violations))]
+    }
+}

@@ -89,6 +89,23 @@ struct RunbookTests {
         #expect(throws: RunbookError.self) { try Runbook(name: "x.md", path: "/x.md", text: "**Starts at:** `none`\n```sh\n") }
     }
 
+    @Test func aRunbookThatStartsAtBaselineIsFollowedAfterInit() async throws {
+        let runbook = try Runbook(name: "baseline.md", path: "/baseline.md", text: """
+            **Starts at:** `baseline`
+
+            ```sh
+            phase status
+            ```
+
+            ```output
+            phase baseline, writer legacy, epoch 0
+            ```
+            """)
+        let db = try await WorkflowDatabase.make("runbook_baseline", rows: 0)
+        try await runbook.follow(on: db)
+        #expect(try await db.phaseName() == "baseline")
+    }
+
     @Test func expectedLinesMatchWholeLinesInOrderWithinEachStream() {
         let output = "plan drafts\nphase modern, writer modern, epoch 2  \nnext: backfill"
         let diagnostics = "applied expand.sql\nbackfill: 10/10 done in 0s, 950/s"

@@ -10,6 +10,11 @@ extension Runbook {
     /// Brings `db` to this runbook's starting phase by following the forward steps' runbooks
     /// before it, then follows this one. Every mismatch is recorded at its line in the runbook.
     func follow(on db: WorkflowDatabase) async throws {
+        if startingPhase == "baseline" {
+            // No forward runbook ends at baseline: it is where `phase init` leaves a database.
+            let run = try await db.phase("init")
+            #expect(run.status == 0, "phase init: \(run.diagnostics)")
+        }
         for name in Self.forwardSteps {
             let phase = try await Self.phase(of: db)
             if phase == startingPhase { break }

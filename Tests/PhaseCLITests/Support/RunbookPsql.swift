@@ -28,9 +28,6 @@ enum RunbookPsql {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = ["-X", "-v", "ON_ERROR_STOP=1", "-d", databaseURL, "-f", input.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PGAPPNAME"] = "psql"
-        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = try FileHandle(forWritingTo: diagnostics)

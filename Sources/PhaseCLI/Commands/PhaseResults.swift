@@ -149,7 +149,11 @@ struct ChecksResult: CommandResult {
         if let refusal { out.append("  refused: \(refusal)") }
         out += lines(checks)
         let failed = checks.filter { !$0.isPassed }.count
-        out.append(refusal == nil && failed == 0 ? "all checks pass" : "\(failed) check\(failed == 1 ? "" : "s") failed")
+        if refusal != nil {
+            out.append("the step cannot run from this phase")
+        } else {
+            out.append(failed == 0 ? "all checks pass" : "\(failed) check\(failed == 1 ? "" : "s") failed")
+        }
         return out.joined(separator: "\n")
     }
 
@@ -236,7 +240,8 @@ struct PruneResult: CommandResult {
 
     var text: String {
         if isDryRun { return "dry run: \(deleted) ledger rows are past the retention and would be pruned; nothing was changed" }
-        return "pruned \(deleted) ledger rows in \(batches) batches" + (isComplete ? "" : "; some were busy, run it again")
+        return "pruned \(deleted) ledger row\(deleted == 1 ? "" : "s") in \(batches) batch\(batches == 1 ? "" : "es")"
+            + (isComplete ? "" : "; some were busy, run it again")
     }
 
     var json: JSONResult {

@@ -2,7 +2,7 @@ import Cutover
 import Testing
 
 /// Damaged and hostile variants of a valid manifest, generated from fixed seeds so every run replays the same bytes.
-@Suite("Plan manifests under damage", .timeLimit(.minutes(1)))
+@Suite("Plan manifests under damage", .timeLimit(.minutes(3)))
 struct PlanManifestFuzzTests {
     static let seeds: [UInt64] = [1, 2, 0xC0FF_EE]
     static let variantsPerSeed = 1_500

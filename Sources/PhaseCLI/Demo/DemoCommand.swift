@@ -12,14 +12,10 @@ struct DemoCommand: Sendable {
 
     var console: Console { command.console }
 
-    /// Where the demo runs, and how to clean up after it.
-    private struct Place: Sendable {
-        let url: String
-        let cleanup: @Sendable () -> Void
-    }
-
     func run() async throws -> ExitCode {
-        let place = try await prepare()
+        let command = command
+        let place = try await ThrowawayDatabase.prepare(on: command.parsed[PhaseCommandTree.databaseURL], label: "demo",
+                                                        isDurable: false, note: { command.note($0) })
         let cleanup = Cleanup(place.cleanup)
         let signals = cleanup.onInterrupt()
         defer {
@@ -40,35 +36,6 @@ struct DemoCommand: Sendable {
         }
         console.printResult(result, format: command.format)
         return result.invariants.allSatisfy(\.holds) ? .done : .error
-    }
-
-    /// A fresh cluster, or a scratch database on the server given.
-    private func prepare() async throws -> Place {
-        if let base = command.parsed[PhaseCommandTree.databaseURL] {
-            let name = "cutover_demo_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-            let admin = PostgresConfiguration(connectionString: base, applicationName: "cutover-demo", connectTimeout: .seconds(10))
-            try await runOnDedicatedThread {
-                let connection = try PostgresConnection(configuration: admin)
-                try connection.execute(unsafeSQL: "CREATE DATABASE " + connection.quoteIdentifier(name))
-            }
-            note("using scratch database \(name) on the server given; it is dropped at the end")
-            let url = base.contains("://") ? Self.replacingDatabase(in: base, with: name) : base + " dbname=\(name)"
-            return Place(url: url, cleanup: {
-                guard let connection = try? PostgresConnection(configuration: admin),
-                      let quoted = try? connection.quoteIdentifier(name) else { return }
-                _ = try? connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")
-            })
-        }
-        note("starting a throw-away PostgreSQL cluster")
-        let cluster = try await EphemeralCluster.start()
-        note("cluster at \(cluster.directory), port \(cluster.port); it is removed at the end")
-        return Place(url: cluster.url(), cleanup: { cluster.stop() })
-    }
-
-    private static func replacingDatabase(in url: String, with name: String) -> String {
-        guard var components = URLComponents(string: url) else { return url }
-        components.path = "/" + name
-        return components.string ?? url
     }
 
     private func note(_ line: String) { command.note(line) }

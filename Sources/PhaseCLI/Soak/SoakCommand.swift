@@ -25,33 +25,14 @@ struct SoakCommand: Sendable {
     }
 
     func run() async throws -> ExitCode {
-        let given = command.parsed[PhaseCommandTree.databaseURL]
-        var cluster: EphemeralCluster?
-        let url: String
-        let cleanup: @Sendable () -> Void
-        if let given {
-            let name = "cutover_soak_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-            let admin = PostgresConfiguration(connectionString: given, applicationName: "cutover-soak", connectTimeout: .seconds(10))
-            try await runOnDedicatedThread {
-                let connection = try PostgresConnection(configuration: admin)
-                try connection.execute(unsafeSQL: "CREATE DATABASE " + connection.quoteIdentifier(name))
-            }
-            var components = URLComponents(string: given)
-            components?.path = "/" + name
-            url = components?.string ?? given + " dbname=\(name)"
-            cleanup = {
-                guard let connection = try? PostgresConnection(configuration: admin), let quoted = try? connection.quoteIdentifier(name) else { return }
-                _ = try? connection.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")
-            }
-            command.note("soaking in scratch database \(name); server restarts are skipped on a server that is not the soak's own")
-        } else {
-            // Durable commits: an immediate shutdown must not lose what was acknowledged.
-            let own = try await EphemeralCluster.start(options: .init(isDurable: true))
-            cluster = own
-            url = own.url()
-            cleanup = { own.stop() }
-            command.note("soaking on a throw-away cluster at \(own.directory), port \(own.port)")
-        }
+        let command = command
+        let place = try await ThrowawayDatabase.prepare(on: command.parsed[PhaseCommandTree.databaseURL], label: "soak",
+                                                        isDurable: true, note: { command.note($0) })
+        // Durable commits: an immediate shutdown must not lose what was acknowledged. On a
+        // server that is not the soak's own, restarts are skipped.
+        let url = place.url
+        let cluster = place.cluster
+        let cleanup = place.cleanup
         let done = Cleanup(cleanup)
         let signals = done.onInterrupt()
         defer {
@@ -77,7 +58,9 @@ struct SoakCommand: Sendable {
             try runner.initialize()
             try runner.run(.expand)
         }
-        var components = try URLComponentsOrFail(url)
+        guard var components = URLComponents(string: url) else {
+            throw CommandFailure("soak needs a postgresql:// URL to put its proxy in front of", exitCode: .usage)
+        }
         let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
         components.host = "127.0.0.1"
         components.port = proxy.port
@@ -176,13 +159,6 @@ struct SoakCommand: Sendable {
             }
         }
     }
-}
-
-private func URLComponentsOrFail(_ url: String) throws -> URLComponents {
-    guard let components = URLComponents(string: url), components.scheme != nil else {
-        throw CommandFailure("soak needs a postgresql:// URL to put its proxy in front of", exitCode: .usage)
-    }
-    return components
 }
 
 struct SoakResult: CommandResult {

@@ -98,7 +98,9 @@ struct DemoCommand: Sendable {
         try await runner.step("contract") { try $0.run(.contract) }
         try await load(slice, modern, "contracted")
 
-        for instance in modern { await instance.stopLoad() }
+        for instance in modern where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
+            note("\(instance.name) did not finish its last save within 60s")
+        }
         var routerCounts: [SavePath: [SaveOutcome: Int]] = [:]
         for instance in modern {
             let counts = await instance.router.counts
@@ -106,7 +108,9 @@ struct DemoCommand: Sendable {
                 for (outcome, count) in counts.outcomes(on: path) { routerCounts[path, default: [:]][outcome, default: 0] += count }
             }
         }
-        for instance in modern { await instance.shutdown() }
+        for instance in modern where !(await finishes(within: .seconds(20), { await instance.shutdown() })) {
+            note("\(instance.name) did not shut down within 20s; leaving it to the process's exit")
+        }
         heading("verify")
         let invariants = try await runOnDedicatedThread {
             try DemoVerification.verify(ledger, seededDrafts: rows, on: PostgresConnection(configuration: configuration))

@@ -225,3 +225,26 @@ final class ModernApplicationInstance: Sendable {
 enum DemoData {
     static func draftID(_ number: Int) -> String { "draft-" + String(repeating: "0", count: max(0, 6 - String(number).count)) + String(number) }
 }
+
+/// Waits for `operation` at most `limit`: true when it finished, false when time ran out first
+/// (it is then left running, and the process's exit ends it).
+func finishes(within limit: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
+    let answered = Mutex(false)
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let answer = { @Sendable (finished: Bool) in
+            let first = answered.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            if first { continuation.resume(returning: finished) }
+        }
+        Task {
+            await operation()
+            answer(true)
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            answer(false)
+        }
+    }
+}

@@ -105,7 +105,9 @@ struct SoakCommand: Sendable {
         stop.finish()
         // Let the last restart finish before the instances resolve their last saves.
         await injectorEnded.wait()
-        for instance in fleet { await instance.stopLoad() }
+        for instance in fleet where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
+            command.note("\(instance.name) did not finish its last save within 60s")
+        }
         var counts: [SavePath: [SaveOutcome: Int]] = [:]
         var calls = 0
         for instance in fleet {
@@ -115,7 +117,9 @@ struct SoakCommand: Sendable {
                 for (outcome, count) in tally.outcomes(on: path) { counts[path, default: [:]][outcome, default: 0] += count }
             }
         }
-        for instance in fleet { await instance.shutdown() }
+        for instance in fleet where !(await finishes(within: .seconds(20), { await instance.shutdown() })) {
+            command.note("\(instance.name) did not shut down within 20s; leaving it to the process's exit")
+        }
         proxy.stop()
         let invariants = try await runOnDedicatedThread {
             try DemoVerification.verify(ledger, seededDrafts: rows, drill: false, contracted: false,

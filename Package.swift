@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "PostgresClient", targets: ["PostgresClient"]),
         .library(name: "CutoverPostgres", targets: ["CutoverPostgres"]),
         .executable(name: "phase", targets: ["phase"]),
+        .executable(name: "cutover-bench", targets: ["CutoverBench"]),
     ],
     targets: [
         // libpq, found through pkg-config; the only C in the package.
@@ -30,6 +31,8 @@ let package = Package(
         .target(name: "PhaseCLI", dependencies: ["Cutover", "CutoverPostgres", "PostgresClient"]),
         // The operator's tool: a few lines over PhaseCLI.
         .executableTarget(name: "phase", dependencies: ["PhaseCLI"]),
+        // The benchmark: saves, backfill and fleet switch, each beside its pgbench baseline.
+        .executableTarget(name: "CutoverBench", dependencies: ["Cutover", "CutoverPostgres", "PostgresClient"]),
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),

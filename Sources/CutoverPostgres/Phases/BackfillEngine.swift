@@ -7,7 +7,7 @@ import PostgresClient
 /// NULL at the start, and the batch size; returns `last_key`, `converted`, `scanned`) and a
 /// count of the rows still to convert. Each batch runs in its own short transaction together
 /// with the update of the cursor in `cutover.migration_state`, so a backfill killed at any
-/// moment resumes from exactly where its last committed batch ended. Rows another transaction
+/// moment resumes from exactly where its last durable batch ended. Rows another transaction
 /// holds are skipped by the batch statement and picked up by a later pass; the engine makes
 /// passes until nothing remains, up to a bound. Memory does not grow with the table: one batch
 /// is in flight at a time and only its summary row comes back.
@@ -102,7 +102,17 @@ public struct BackfillEngine: Sendable {
         let size = Int32(clamping: options.batchSize)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
         return try connection.withTransaction { connection in
-            try connection.execute(unsafeSQL: "SET LOCAL lock_timeout = '\(timeout)ms'")
+            // A plan for each batch's own cursor: the batch statement is prepared, and a generic
+            // plan, blind to the cursor, reads the whole table for every batch.
+            // Asynchronous commit: a batch and its cursor commit or vanish together, so a batch
+            // that a crash loses before its WAL reached disk is simply converted again on resume,
+            // and the next durable commit (the runner's record of the step, any save) flushes
+            // the WAL of every batch before it. Not waiting for each batch's flush is part of
+            // what lets a backfill keep up with one set-based UPDATE.
+            try connection.execute(unsafeSQL: """
+                SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
+                SET LOCAL synchronous_commit = off
+                """)
             let row = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: [cursor.postgresBind, size.postgresBind]))[0]
             let lastKey = try row.decode(String?.self, "last_key")
             let converted = try row.decode(Int64.self, "converted")

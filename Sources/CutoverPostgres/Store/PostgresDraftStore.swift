@@ -27,9 +27,8 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     /// How long a save waits for another transaction's lock (a save of the same operation or
     /// of the same draft still in flight) before giving up with ``DraftStoreError/lockTimeout``.
     public let lockTimeout: Duration
-    private var lockTimeoutMilliseconds: Int32 {
-        Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up)))
-    }
+    /// ``lockTimeout`` as the save function's parameter.
+    private let lockTimeoutBind: PostgresBind
 
     /// Counts of outcomes per path and minute, written to `cutover.outcome_log` in the background.
     public let outcomes: OutcomeRecorder
@@ -47,6 +46,7 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
                 outcomeFlushInterval: Duration? = .seconds(5)) async throws {
         self.pool = pool
         self.lockTimeout = lockTimeout
+        self.lockTimeoutBind = Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up))).postgresBind
         try await pool.withConnection { try ControlSchema.verify(on: $0) }
         self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval)
     }
@@ -70,12 +70,13 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
 
     private func perform(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
         try request.validate()
-        let (title, document) = try Self.representations(of: write, draftID: request.draftID)
-        let query: PostgresQuery = """
-            SELECT outcome, revision FROM cutover.save_draft(\(request.operationScope), \(request.operationID), \
-            \(request.canonicalEncoding), \(request.draftID), \(request.expectedRevision), \(path.rawValue), \
-            \(title), \(PostgresBind(text: document, type: .jsonb)), \(lockTimeoutMilliseconds))
-            """
+        let (title, document) = try Self.representations(of: write, for: request)
+        let query = PostgresQuery(unsafeSQL: Self.saveSQL, binds: [
+            request.operationScope.postgresBind, request.operationID.postgresBind,
+            request.canonicalEncoding.postgresBind, request.draftID.postgresBind,
+            request.expectedRevision.postgresBind, path.rawValue.postgresBind, title.postgresBind,
+            PostgresBind(text: document, type: .jsonb), lockTimeoutBind,
+        ])
         let row: PostgresRow
         do {
             row = try await pool.withConnection { try $0.pipelinedTransaction(query)[0] }
@@ -94,15 +95,28 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
         }
     }
 
+    /// One save, as the statement the pool prepares once per connection; the parameters are
+    /// scope, operation ID, canonical request, draft ID, expected revision, path, title, v2
+    /// document and lock timeout.
+    static let saveSQL = "SELECT outcome, revision FROM cutover.save_draft($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+
     /// What each column receives: the title for v1 (and for v2, so that old readers see it),
     /// the v2 document as JSON text.
-    static func representations(of write: EncodedDraft, draftID: String) throws -> (title: String, document: String?) {
-        let content = try DraftCodecRegistry.standard.decode(write, draftID: draftID)
+    ///
+    /// A write is the request's content in the writer's format, and the writers' encodings are
+    /// canonical: when the v2 bytes are exactly the encoding of the request's content, its
+    /// title is the request's, without parsing the document again. Any other write is read
+    /// with the codecs, which refuse what they cannot read.
+    static func representations(of write: EncodedDraft, for request: SaveDraft) throws -> (title: String, document: String?) {
+        if write.format == .v2, write.bytes == DraftCodecV2().encode(request.content).bytes {
+            return (request.content.title, String(decoding: write.bytes, as: UTF8.self))
+        }
+        let content = try DraftCodecRegistry.standard.decode(write, draftID: request.draftID)
         switch write.format {
         case .v1: return (content.title, nil)
         case .v2: return (content.title, String(decoding: write.bytes, as: UTF8.self))
         default:
-            throw DraftDecodingError.unsupportedFormat(write.format, draftID: draftID,
+            throw DraftDecodingError.unsupportedFormat(write.format, draftID: request.draftID,
                                                        supported: [.v1, .v2])
         }
     }

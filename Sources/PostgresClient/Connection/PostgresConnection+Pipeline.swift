@@ -18,18 +18,19 @@ extension PostgresConnection {
             throw PostgresError(code: .invalidArgument,
                                 message: "cannot begin a transaction: the connection is already in one")
         }
-        let (sql, key, types) = try prepareText(of: query)
+        let key = try prepareText(of: query)
         do {
-            return try runPipeline(sql: sql, key: key, types: types, binds: query.binds)
+            return try runPipeline(key, binds: query.binds)
         } catch let error as PostgresError where isStalePreparedStatement(error) && isConnected {
             // The statement failed before anything could commit; prepare it afresh once.
-            forgetPreparedStatement(key: key)
-            return try runPipeline(sql: sql, key: key, types: types, binds: query.binds)
+            forgetPreparedStatement(key)
+            return try runPipeline(key, binds: query.binds)
         }
     }
 
-    private func runPipeline(sql: String, key: String, types: [Oid], binds: [PostgresBind]) throws -> PostgresRows {
-        let name = try preparedStatement(sql: sql, key: key, types: types)
+    private func runPipeline(_ key: StatementKey, binds: [PostgresBind]) throws -> PostgresRows {
+        let (sql, types) = (key.sql, key.types)
+        let name = try preparedStatement(key)
         guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(code: .unexpectedResponse, message: "cannot enter pipeline mode: " + lastErrorMessage())
         }
@@ -50,20 +51,20 @@ extension PostgresConnection {
         }
 
         // BEGIN
-        switch readPipelineResult(sql: "BEGIN") {
+        switch readPipelineResult(sql: "BEGIN", keepingRows: false) {
         case .rows: break
         case .refused(let error): throw error
         case .lost(let cause): throw outcomeUnknownError(cause: cause)
         }
         // The statement
         let rows: PostgresRows
-        switch readPipelineResult(sql: sql, binds: binds) {
+        switch readPipelineResult(sql: sql, binds: binds, keepingRows: true) {
         case .rows(let result): rows = result
         case .refused(let error): throw error
         case .lost(let cause): throw outcomeUnknownError(cause: cause)
         }
         // COMMIT
-        switch readPipelineResult(sql: "COMMIT") {
+        switch readPipelineResult(sql: "COMMIT", keepingRows: false) {
         case .rows(let result):
             if result.commandTag == "COMMIT" { return rows }
             if result.commandTag == "ROLLBACK" { throw commitRolledBackError() }
@@ -86,8 +87,9 @@ extension PostgresConnection {
         case lost(String)
     }
 
-    /// Reads the next command's result and the NULL that ends it.
-    private func readPipelineResult(sql: String, binds: [PostgresBind] = []) -> PipelineResult {
+    /// Reads the next command's result and the NULL that ends it; without `keepingRows`, only
+    /// its command tag is copied out.
+    private func readPipelineResult(sql: String, binds: [PostgresBind] = [], keepingRows: Bool) -> PipelineResult {
         guard let result = PQgetResult(handle) else { return .lost(lastErrorMessage()) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -96,7 +98,9 @@ extension PostgresConnection {
         }
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
-            return .rows(Self.copyRows(result))
+            return .rows(keepingRows ? Self.copyRows(result)
+                                     : PostgresRows(columns: [], cells: [], commandTag: String(cString: PQcmdStatus(result)),
+                                                    affectedRows: nil))
         case PGRES_PIPELINE_ABORTED:
             return .refused(PostgresError(code: .unexpectedResponse,
                                           message: "the command was skipped because an earlier one in the pipeline failed"))

@@ -21,7 +21,7 @@ public final class PostgresConnection {
     /// The PGconn. Owned by this object and freed in `deinit`.
     let handle: OpaquePointer
     private let notices = NoticeSink()
-    private var statementNames: [String: String] = [:]
+    private var statementNames: [StatementKey: String] = [:]
     private var nextStatementNumber = 0
     private let knownPasswords: [String]
 
@@ -156,15 +156,15 @@ public final class PostgresConnection {
     ///   NUL character, and then nothing is sent.
     @discardableResult
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
-        let (sql, key, types) = try prepareText(of: query)
+        let key = try prepareText(of: query)
         do {
-            return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
+            return try runPrepared(key, binds: query.binds)
         } catch let error as PostgresError where isStalePreparedStatement(error) {
             // The server no longer has the statement (DISCARD ALL by a pooler) or its plan's
             // result type changed after DDL. Outside a transaction, prepare it afresh once.
-            forgetPreparedStatement(key: key)
+            forgetPreparedStatement(key)
             guard transactionState == .idle else { throw error }
-            return try runPrepared(sql: sql, key: key, binds: query.binds, types: types)
+            return try runPrepared(key, binds: query.binds)
         }
     }
 
@@ -203,49 +203,65 @@ public final class PostgresConnection {
         return result
     }
 
-    private func runPrepared(sql: String, key: String, binds: [PostgresBind], types: [Oid]) throws -> PostgresRows {
-        let name = try preparedStatement(sql: sql, key: key, types: types)
+    private func runPrepared(_ key: StatementKey, binds: [PostgresBind]) throws -> PostgresRows {
+        let name = try preparedStatement(key)
         let result: OpaquePointer? = withParameterValues(binds) { values in
             if let name {
                 PQexecPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
             } else {
-                PQexecParams(handle, sql, Int32(binds.count), types, values, nil, nil, 0)
+                PQexecParams(handle, key.sql, Int32(binds.count), key.types, values, nil, nil, 0)
             }
         }
-        return try rows(from: result, sql: sql, binds: binds)
+        return try rows(from: result, sql: key.sql, binds: binds)
     }
 
-    /// The name of the statement prepared for `sql`, preparing it now if needed; nil when the
+    /// The name of the statement prepared for `key`, preparing it now if needed; nil when the
     /// cache is full and the statement should run unprepared.
-    func preparedStatement(sql: String, key: String, types: [Oid]) throws -> String? {
+    func preparedStatement(_ key: StatementKey) throws -> String? {
         if let name = statementNames[key] { return name }
         guard statementNames.count < Self.statementCacheLimit else { return nil }
         let name = "cutover_\(nextStatementNumber)"
         nextStatementNumber += 1
-        _ = try rows(from: PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+        _ = try rows(from: PQprepare(handle, name, key.sql, Int32(key.types.count), key.types), sql: key.sql)
         statementNames[key] = name
         return name
     }
 
     /// Forgets a prepared statement the server no longer has.
-    func forgetPreparedStatement(key: String) {
+    func forgetPreparedStatement(_ key: StatementKey) {
         statementNames[key] = nil
     }
 
-    /// Calls `body` with the parameters as C strings (NULL for SQL NULL), freed afterwards.
+    /// Calls `body` with the parameters as C strings (NULL for SQL NULL), valid during the call.
+    ///
+    /// Every value is copied once, into one buffer, each followed by its NUL terminator.
     func withParameterValues<R>(_ binds: [PostgresBind], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
-        let values = binds.map { $0.text.map { strdup($0) } ?? nil }
-        defer { values.forEach { free($0) } }
-        return values.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress) }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(binds.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) + 1 })
+        let offsets = binds.map { bind -> Int? in
+            guard let text = bind.text else { return nil }
+            defer { buffer.append(contentsOf: text.utf8); buffer.append(0) }
+            return buffer.count
+        }
+        return buffer.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters in
+                offsets.map { offset in offset.map { UnsafePointer(characters.baseAddress! + $0) } }
+                    .withUnsafeBufferPointer { body($0.baseAddress) }
+            }
+        }
     }
 
-    /// The SQL text, statement cache key and parameter types of a query, after refusing NULs.
-    func prepareText(of query: PostgresQuery) throws -> (sql: String, key: String, types: [Oid]) {
+    /// A statement as the per-connection cache knows it: its text and its parameters' types.
+    struct StatementKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    /// The statement of a query, after refusing NULs.
+    func prepareText(of query: PostgresQuery) throws -> StatementKey {
         let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
         try Self.refuseNUL(sql: sql, binds: query.binds)
-        let types = query.binds.map { Oid($0.type.rawValue) }
-        // A NUL never occurs in SQL text (refused above), so it separates the key's parts.
-        return (sql, sql + "\u{0}" + types.map(String.init).joined(separator: ","), types)
+        return StatementKey(sql: sql, types: query.binds.map { Oid($0.type.rawValue) })
     }
 
     func isStalePreparedStatement(_ error: PostgresError) -> Bool {
@@ -254,15 +270,21 @@ public final class PostgresConnection {
     }
 
     private static func refuseNUL(sql: String, binds: [PostgresBind]) throws {
-        if sql.utf8.contains(0) {
+        if containsNUL(sql) {
             throw PostgresError(code: .invalidArgument,
                                 message: "the SQL text contains a NUL character; nothing was sent")
         }
-        if let position = binds.firstIndex(where: { $0.text?.utf8.contains(0) == true }) {
+        if let position = binds.firstIndex(where: { $0.text.map(containsNUL) == true }) {
             throw PostgresError(
                 code: .invalidArgument,
                 message: "parameter $\(position + 1) contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")
         }
+    }
+
+    /// Whether text holds a NUL byte, with memchr over the contiguous UTF-8 of native strings.
+    private static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
+            ?? text.utf8.contains(0)
     }
 
     // MARK: Results

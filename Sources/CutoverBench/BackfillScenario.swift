@@ -1,0 +1,219 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+
+/// "backfill N rows": the built-in drafts plan's backfill (`BackfillEngine` with the plan's
+/// batch statement and batch size) beside one set-based UPDATE of the same table, both under
+/// the same live load of saves; the saves' latency with and without a backfill; and the
+/// benchmark's peak memory during the backfill at two table sizes.
+///
+/// Every run starts from a fresh table as an application has it just after expand: N rows
+/// written before expand (v1 only), the mirror trigger and the index of v1-only rows in place,
+/// vacuumed, analysed and checkpointed. The live load is a few clients saving through
+/// `PostgresDraftStore` at a steady pace, each to drafts spread over the whole key range.
+struct BackfillScenario {
+    let server: BenchServer
+    let pgbench: Pgbench
+    let options: BenchOptions
+    let log: ProgressLog
+
+    static let databaseName = "cutover_bench_backfill"
+    /// Clients of the live load, each saving once per ``savePace``, in turn to up to
+    /// ``draftsPerClient`` drafts of its own.
+    static let saveClients = 4
+    static let savePace: Duration = .milliseconds(20)
+    static let draftsPerClient = 20_000
+
+    private struct Run {
+        var rows: Int64
+        var duration: Duration
+        var saves: SaveLoad.Result
+        var peakMemory: Int?
+
+        var rowsPerSecond: Double { duration > .zero ? Double(rows) / duration.seconds : 0 }
+    }
+
+    func run() async throws -> [ScenarioResult] {
+        let database = try await BenchDatabase.create(Self.databaseName, on: server)
+        try await database.sql { connection in
+            try ControlSchema.install(on: connection)
+            try connection.query("INSERT INTO cutover.migration_state (plan, phase, writer_path) VALUES ('drafts', 'modern', 'modern')")
+        }
+        let pool = PostgresPool(configuration: database.configuration, maximumConnections: Self.saveClients)
+        do {
+            let results = try await measure(database, pool: pool)
+            await pool.shutdown()
+            await database.drop()
+            return results
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+    }
+
+    private func measure(_ database: BenchDatabase, pool: PostgresPool) async throws -> [ScenarioResult] {
+        let rows = options.backfillRows
+        let label = Format.number(Double(rows))
+        let window: Duration = .seconds(options.isQuick ? 4 : 10)
+        var ours: [Run] = []
+        var setBased: [Run] = []
+        var alone = Latencies()
+        var aloneSaves = 0
+        for round in 0..<options.backfillRounds {
+            for oursFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+                var load = try await freshTable(rows: rows, in: database, pool: pool)
+                let quiet = await load.run(until: .now + window, pace: Self.savePace)
+                try check(quiet)
+                alone.append(quiet.latencies)
+                aloneSaves += quiet.saves
+                if oursFirst {
+                    ours.append(try await backfillWithEngine(database, load: &load))
+                    log.step("backfill, \(label) rows: BackfillEngine \(Format.number(ours.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(ours.last!.saves.latencies.percentile(0.99))) (alone \(Format.milliseconds(quiet.latencies.percentile(0.99))))")
+                } else {
+                    setBased.append(try await backfillWithOneUpdate(database, load: &load))
+                    log.step("backfill, \(label) rows: one UPDATE \(Format.number(setBased.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(setBased.last!.saves.latencies.percentile(0.99)))")
+                }
+            }
+        }
+        var small = try await freshTable(rows: options.smallBackfillRows, in: database, pool: pool)
+        let smallRun = try await backfillWithEngine(database, load: &small)
+        log.step("backfill, \(Format.number(Double(options.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
+
+        let settings = "durable commits; \(Self.saveClients) clients saving every \(Self.savePace.milliseconds) ms during every run; fresh table each run"
+        var duringOurs = Latencies()
+        ours.forEach { duringOurs.append($0.saves.latencies) }
+        var duringSetBased = Latencies()
+        setBased.forEach { duringSetBased.append($0.saves.latencies) }
+        let throughput = ScenarioResult(
+            scenario: "backfill, \(label) rows", unit: "rows/s", ours: median(ours.map(\.rowsPerSecond)),
+            baselineName: "pgbench backfill_set_based.sql (one UPDATE)", baseline: median(setBased.map(\.rowsPerSecond)),
+            ratio: median(zip(ours, setBased).map { $0.rowsPerSecond / max($1.rowsPerSecond, 1) }),
+            goal: .ratioAtLeast(0.5), latencyOurs: duringOurs.summary, latencyBaseline: duringSetBased.summary,
+            rows: Int(ours.map(\.rows).reduce(0, +)), duration: ours.map(\.duration.seconds).reduce(0, +),
+            rounds: zip(ours, setBased).map { .init(ours: $0.rowsPerSecond, baseline: $1.rowsPerSecond) },
+            settings: settings,
+            notes: ["latencies are those of the concurrent saves: during BackfillEngine (ours) and during the one UPDATE (baseline)"])
+        let duringP99 = duringOurs.percentile(0.99) ?? 0
+        let aloneP99 = alone.percentile(0.99) ?? 0
+        let liveLoad = ScenarioResult(
+            scenario: "saves' p99 during backfill", unit: "ms", ours: duringP99,
+            baselineName: "the same saves without a backfill", baseline: aloneP99,
+            ratio: aloneP99 > 0 ? duringP99 / aloneP99 : nil, goal: .ratioBelow(3),
+            latencyOurs: duringOurs.summary, latencyBaseline: alone.summary, rows: duringOurs.count + aloneSaves,
+            duration: ours.map(\.duration.seconds).reduce(0, +),
+            extra: ["p99_ms_during_set_based_update": duringSetBased.percentile(0.99) ?? 0,
+                    "saves_failed_during_set_based_update": Double(setBased.map(\.saves.errors).reduce(0, +))],
+            settings: settings)
+        let largePeak = Double(ours.compactMap(\.peakMemory).max() ?? 0) / 1024
+        let smallPeak = Double(smallRun.peakMemory ?? 0) / 1024
+        let memory = ScenarioResult(
+            scenario: "backfill peak RSS, \(label) rows", unit: "MiB", ours: largePeak,
+            baselineName: "peak RSS at \(Format.number(Double(options.smallBackfillRows))) rows", baseline: smallPeak,
+            ratio: smallPeak > 0 ? largePeak / smallPeak : nil, goal: .ratioBelow(1.1),
+            rows: rows, duration: ours.map(\.duration.seconds).reduce(0, +),
+            settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
+        return [throughput, liveLoad, memory]
+    }
+
+    /// A new drafts table of `rows` v1-only rows after expand, and a live load over it.
+    private func freshTable(rows: Int, in database: BenchDatabase, pool: PostgresPool) async throws -> SaveLoad {
+        log.step("backfill: a fresh table of \(Format.number(Double(rows))) rows")
+        try await database.sql { connection in
+            // Operations of earlier tables' live loads would replay: forget them.
+            try connection.execute(unsafeSQL: "DROP TABLE IF EXISTS drafts; TRUNCATE cutover.operation_ledger")
+            try BenchDatabase.runPlanFiles(["baseline"], on: connection)
+            try connection.query("""
+                INSERT INTO drafts (id, title, revision)
+                SELECT 'draft-' || lpad(g::text, 9, '0'), 'Draft ' || g, 1 FROM generate_series(1, \(rows)) g
+                """)
+            try BenchDatabase.runPlanFiles(["expand", "expand_index"], on: connection)
+            try connection.execute(unsafeSQL: "VACUUM ANALYZE drafts")
+            try connection.execute(unsafeSQL: "CHECKPOINT")
+            try connection.query("""
+                UPDATE cutover.migration_state SET backfill_cursor = NULL, backfill_converted = 0 WHERE plan = 'drafts'
+                """)
+        }
+        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        // Each save goes to another row, drawn at random over the key range, most of them still
+        // v1 only: the rows a backfill is converting, as a live application's saves would be.
+        var taken = Set<Int>()
+        let perClient = min(rows / (2 * Self.saveClients), Self.draftsPerClient)
+        let clients = (0..<Self.saveClients).map { _ in
+            var draftIDs: [String] = []
+            while draftIDs.count < perClient {
+                let row = Int.random(in: 1...rows)
+                guard taken.insert(row).inserted else { continue }
+                draftIDs.append("draft-" + String(repeating: "0", count: max(0, 9 - String(row).count)) + String(row))
+            }
+            return SaveLoad.Client(draftIDs: draftIDs)
+        }
+        return SaveLoad(writer: ModernDraftAdapter(storage: store), content: SaveScenario.content, clients: clients)
+    }
+
+    /// Runs the plan's backfill with `BackfillEngine` while `load` saves, and measures it.
+    private func backfillWithEngine(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
+        let source = try PlanSource.builtIn()
+        guard let step = source.plan.step(.backfill)?.backfill else { throw BenchError("the drafts plan has no backfill") }
+        let engine = BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
+                                    remainingSQL: source.text(step.remaining.path),
+                                    options: .init(batchSize: step.batchSize))
+        let configuration = database.configuration
+        PeakMemory.reset()
+        return try await measureBackfill(database, load: &load) {
+            let began = ContinuousClock.now
+            let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
+                try engine.run(on: PostgresConnection(configuration: configuration))
+            }
+            return (progress.converted, ContinuousClock.now - began)
+        }
+    }
+
+    /// Runs the one set-based UPDATE with pgbench while `load` saves, and measures it.
+    private func backfillWithOneUpdate(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
+        let before = try await remaining(database)
+        return try await measureBackfill(database, load: &load, failedSavesAllowed: true) {
+            let run = try await pgbench.run(script: "backfill_set_based.sql", target: database.pgbenchTarget,
+                                            clients: 1, transactions: 1)
+            return (before - (try await remaining(database)), run.duration)
+        }
+    }
+
+    /// Runs `backfill` while `load` keeps saving, and checks that every row was converted and,
+    /// unless `failedSavesAllowed`, that every save committed.
+    private func measureBackfill(_ database: BenchDatabase, load: inout SaveLoad, failedSavesAllowed: Bool = false,
+                                 _ backfill: @escaping @Sendable () async throws -> (Int64, Duration)) async throws -> Run {
+        let stop = StopSignal()
+        let saving = Task { [load] in
+            var running = load
+            let result = await running.run(until: .now + .seconds(3600), stop: stop, pace: Self.savePace)
+            return (result, running)
+        }
+        let outcome: Result<(Int64, Duration), any Error>
+        do {
+            outcome = .success(try await backfill())
+        } catch {
+            outcome = .failure(error)
+        }
+        stop.raise()
+        let (saves, moved) = await saving.value
+        load = moved
+        let peak = PeakMemory.highWaterMark()
+        let (converted, duration) = try outcome.get()
+        if !failedSavesAllowed { try check(saves) }
+        let left = try await remaining(database)
+        guard left == 0 else { throw BenchError("the backfill left \(left) rows unconverted") }
+        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak)
+    }
+
+    private func remaining(_ database: BenchDatabase) async throws -> Int64 {
+        try await database.sql { connection in
+            try connection.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n")
+        }
+    }
+
+    private func check(_ saves: SaveLoad.Result) throws {
+        if let error = saves.firstError { throw BenchError("a save during the backfill scenario failed: \(error)") }
+    }
+}
+

@@ -1,0 +1,153 @@
+import Foundation
+import PostgresClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// PostgreSQL's pgbench, driving a baseline from a script of the repository's `Benchmarks/`.
+///
+/// Every run uses `-n -M prepared` (no vacuum, prepared statements) and logs each
+/// transaction's latency (`-l`), from which the percentiles come.
+struct Pgbench: Sendable {
+    /// The pgbench program.
+    let executable: String
+    /// The folder of scripts.
+    let scriptsDirectory: String
+
+    /// One finished pgbench run.
+    struct Run: Sendable {
+        /// Transactions processed.
+        var transactions: Int
+        /// Transactions per second, without the initial connection time (as pgbench reports it).
+        var tps: Double
+        /// Every transaction's latency.
+        var latencies: Latencies
+        /// The run's length as asked for (or as logged, for a count of transactions).
+        var duration: Duration
+        /// CPU time pgbench itself used.
+        var cpu: Duration
+    }
+
+    /// Finds pgbench at `path`, on PATH, or under the newest `/usr/lib/postgresql/*/bin`.
+    static func locate(path: String?, scriptsDirectory: String) throws -> Pgbench {
+        var candidates: [String] = []
+        if let path { candidates.append(path) }
+        candidates += (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { $0 + "/pgbench" }
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        candidates += versions.map { "/usr/lib/postgresql/\($0)/bin/pgbench" }
+        guard let found = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw BenchError("pgbench was not found (install the postgresql package, or give --pgbench PATH)")
+        }
+        guard FileManager.default.fileExists(atPath: scriptsDirectory + "/save_textbook.sql") else {
+            throw BenchError("the pgbench scripts are not in \(scriptsDirectory) (give --scripts DIR, the repository's Benchmarks/)")
+        }
+        return Pgbench(executable: found, scriptsDirectory: scriptsDirectory)
+    }
+
+    /// Runs `script` with `clients` clients for `seconds` (or for `transactions` per client).
+    ///
+    /// - Parameter variables: pgbench variables (`-D name=value`), the same for every client.
+    func run(script: String, target: (connectionString: String, environment: [String: String]),
+             clients: Int, seconds: Int? = nil, transactions: Int? = nil,
+             variables: [(String, String)] = []) async throws -> Run {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cutover-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var arguments = ["-n", "-M", "prepared", "-c", String(clients), "-j", String(min(clients, Self.threads)),
+                         "-l", "--log-prefix=\(folder)/tx", "-f", scriptsDirectory + "/" + script]
+        if let seconds { arguments += ["-T", String(seconds)] }
+        if let transactions { arguments += ["-t", String(transactions)] }
+        for (name, value) in variables { arguments += ["-D", "\(name)=\(value)"] }
+        arguments.append(target.connectionString)
+        let output = folder + "/output"
+        let (status, cpu) = try await Self.execute(executable, arguments, environment: target.environment, output: output)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0, !text.contains("aborted"), let processed = Self.number(after: "actually processed: ", in: text),
+              let tps = Self.number(after: "tps = ", in: text) else {
+            let tail = text.split(separator: "\n").filter { $0.contains("error") || $0.contains("ERROR") }.prefix(3)
+            throw BenchError("pgbench \(script) failed (status \(status)): \(tail.joined(separator: " | "))")
+        }
+        if let failed = Self.number(after: "number of failed transactions: ", in: text), failed > 0 {
+            throw BenchError("pgbench \(script): \(Int(failed)) transactions failed")
+        }
+        let latencies = try Self.loggedLatencies(in: folder)
+        let duration: Duration = seconds.map { .seconds($0) }
+            ?? .microseconds(Int64(latencies.values.reduce(0, +) * 1000))
+        return Run(transactions: Int(processed), tps: tps, latencies: latencies, duration: duration, cpu: cpu)
+    }
+
+    /// pgbench threads: one per core, never more than clients.
+    static let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    /// The latencies of every transaction logged (`client tx latency_us script epoch us`).
+    private static func loggedLatencies(in folder: String) throws -> Latencies {
+        var milliseconds: [Double] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder) where file.hasPrefix("tx.") {
+            let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 2, let micros = Double(fields[2]) { milliseconds.append(micros / 1000) }
+            }
+        }
+        return Latencies(milliseconds: milliseconds)
+    }
+
+    private static func number(after label: String, in text: String) -> Double? {
+        guard let range = text.range(of: label) else { return nil }
+        return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+    }
+
+    /// Runs a program to completion on a thread of its own; its output goes to `output`.
+    /// Returns its exit status and the CPU time it used.
+    ///
+    /// Spawned with an empty signal mask and default handlers: pgbench ends a timed run with
+    /// SIGALRM, which a thread of this process may have blocked or ignored (Foundation's
+    /// `Process` passes that on, and pgbench then never stops).
+    private static func execute(_ program: String, _ arguments: [String], environment: [String: String],
+                                output: String) async throws -> (status: Int32, cpu: Duration) {
+        try await runOnDedicatedThread(named: "cutover-bench-pgbench") {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            posix_spawnattr_setsigmask(&attributes, &empty)
+            var defaults = sigset_t()
+            sigemptyset(&defaults)
+            for signal in [SIGALRM, SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+            let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            let argv = ([program] + arguments).map { strdup($0) } + [nil]
+            let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer {
+                argv.forEach { free($0) }
+                envp.forEach { free($0) }
+            }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+            guard spawned == 0 else { throw BenchError("cannot run \(program): \(String(cString: strerror(spawned)))") }
+            var status: Int32 = 0
+            var usage = rusage()
+            while wait4(pid, &status, 0, &usage) < 0 {
+                guard errno == EINTR else { throw BenchError("wait4 failed for \(program): errno \(errno)") }
+            }
+            return (status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), CPUClock.child(usage))
+        }
+    }
+}
+
+/// Why the benchmark could not go on.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

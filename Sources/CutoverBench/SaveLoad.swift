@@ -1,0 +1,119 @@
+import Cutover
+import Synchronization
+
+/// Clients that save drafts through a writer concurrently, each its own drafts in turn, and
+/// time every save.
+///
+/// Each save is the next revision of one of the client's drafts, with the draft's ID as the
+/// operation scope and the expected revision as the operation ID, so that every save is a new
+/// operation that commits. The drafts must exist at the revisions the clients start from.
+struct SaveLoad: Sendable {
+    /// One client's drafts, the revision each is at, and which it saves next.
+    struct Client: Sendable {
+        var draftIDs: [String]
+        var revisions: [Int64]
+        var next = 0
+
+        init(draftIDs: [String], revision: Int64 = 1) {
+            self.draftIDs = draftIDs
+            revisions = Array(repeating: revision, count: draftIDs.count)
+        }
+    }
+
+    /// What a run did.
+    struct Result: Sendable {
+        var saves = 0
+        var errors = 0
+        var firstError: String?
+        var latencies = Latencies()
+        var elapsed: Duration = .zero
+
+        var savesPerSecond: Double { elapsed > .zero ? Double(saves) / elapsed.seconds : 0 }
+    }
+
+    let writer: any ReportingDraftWriting
+    let content: DraftContent
+    var clients: [Client]
+
+    /// Saves until `deadline` or until `stop` is raised, whichever comes first; each client saves
+    /// at most once per `pace` when one is given, as a live application's users would.
+    mutating func run(until deadline: ContinuousClock.Instant, stop: StopSignal? = nil,
+                      pace: Duration? = nil) async -> Result {
+        let started = ContinuousClock.now
+        let (writer, content) = (writer, content)
+        let finished = await withTaskGroup(of: (Int, Client, Result).self) { group in
+            for (index, client) in clients.enumerated() {
+                group.addTask {
+                    var client = client
+                    let result = await Self.save(&client, writer: writer, content: content, deadline: deadline,
+                                                 stop: stop, pace: pace)
+                    return (index, client, result)
+                }
+            }
+            var results: [(Int, Client, Result)] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        var total = Result()
+        for (index, client, result) in finished {
+            clients[index] = client
+            total.saves += result.saves
+            total.errors += result.errors
+            total.firstError = total.firstError ?? result.firstError
+            total.latencies.append(result.latencies)
+        }
+        total.elapsed = ContinuousClock.now - started
+        return total
+    }
+
+    private static func save(_ client: inout Client, writer: any ReportingDraftWriting, content: DraftContent,
+                             deadline: ContinuousClock.Instant, stop: StopSignal?, pace: Duration?) async -> Result {
+        var result = Result()
+        var milliseconds: [Double] = []
+        milliseconds.reserveCapacity(4096)
+        var due = ContinuousClock.now
+        while ContinuousClock.now < deadline && stop?.isRaised != true {
+            let slot = client.next % client.draftIDs.count
+            client.next += 1
+            let draftID = client.draftIDs[slot]
+            let revision = client.revisions[slot]
+            let request = SaveDraft(operationScope: draftID, operationID: String(revision), draftID: draftID,
+                                    expectedRevision: revision, content: content)
+            let began = ContinuousClock.now
+            do {
+                let saved = try await writer.saveReportingOutcome(request)
+                milliseconds.append((ContinuousClock.now - began).milliseconds)
+                client.revisions[slot] = saved.saved.revision
+                if case .committed = saved {
+                    result.saves += 1
+                } else {
+                    // Every save here is a new operation: a replay means the ledger still held it.
+                    result.errors += 1
+                    result.firstError = result.firstError ?? "\(draftID) was replayed, not committed"
+                }
+            } catch {
+                // A failed attempt's wait counts too: a live user waited that long for nothing.
+                milliseconds.append((ContinuousClock.now - began).milliseconds)
+                result.errors += 1
+                result.firstError = result.firstError ?? "\(error)"
+                // Another writer moved the draft (or a save's outcome is unknown): take the
+                // revision the store reports and go on.
+                if case SaveFailure.conflict(_, let current) = error { client.revisions[slot] = current }
+            }
+            if let pace {
+                due += pace
+                let now = ContinuousClock.now
+                if due > now { try? await Task.sleep(until: due, clock: .continuous) } else { due = now }
+            }
+        }
+        result.latencies = Latencies(milliseconds: milliseconds)
+        return result
+    }
+}
+
+/// A flag one task raises to stop others.
+final class StopSignal: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .releasing) }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
+}

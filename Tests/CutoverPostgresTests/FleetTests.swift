@@ -98,7 +98,7 @@ struct FleetTests {
                                                applicationVersion: "3.9", formats: [.v1], interval: .milliseconds(200))
         let new = try await ReaderRegistration(pool: db.pool, instanceID: "new-web-1", applicationName: "web",
                                                applicationVersion: "4.0", formats: [.v1, .v2], interval: .milliseconds(200))
-        let box = try await runner(db, options: .init(readerStaleAfter: .seconds(5)))
+        let box = try await runner(db, options: .init(readerStaleAfter: .seconds(15)))
         let refusal = try await onThread { () -> StepRefusal? in
             do { _ = try box.runner.run(.switchModern); return nil } catch let refusal as StepRefusal { return refusal }
         }
@@ -106,10 +106,10 @@ struct FleetTests {
         #expect(failed.observed == "1 of 2 live lack v2: old-web-1 (web 3.9: v1)")
         // The old instance stops heartbeating; once it is stale the switch may go ahead.
         old.abandon()
-        try await Task.sleep(for: .milliseconds(6000))
+        try await Task.sleep(for: .milliseconds(16000))
         let report = try await onThread { try box.runner.run(.switchModern) }
         #expect(report.to == .modern)
-        let listed = try await db.sql { try ReaderRegistry.list(staleAfter: .seconds(5), on: $0) }
+        let listed = try await db.sql { try ReaderRegistry.list(staleAfter: .seconds(15), on: $0) }
         #expect(listed.map(\.instanceID) == ["new-web-1", "old-web-1"])
         #expect(listed.map(\.isLive) == [true, false])
         try await new.stop()

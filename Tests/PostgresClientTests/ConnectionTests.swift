@@ -79,7 +79,8 @@ struct ConnectionTests {
         #expect(error.description.contains("timeout"))
         // libpq counts the timeout in whole seconds of the wall clock, so 2 s may end after 1 s.
         #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .seconds(8))
+        // Bounded by the timeout, with room for a loaded machine: never the minutes of an unbounded wait.
+        #expect(elapsed < .seconds(30))
         withExtendedLifetime(silent) {}
     }
 

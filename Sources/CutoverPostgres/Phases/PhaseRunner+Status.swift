@@ -52,8 +52,7 @@ extension PhaseRunner {
             let done = rank.firstIndex(of: state.phase)! >= rank.firstIndex(of: reached)!
             var name = step.name
             if step == .switchModern { name = "switch" }
-            if let attempt = unfinished.last(where: { $0.step == step.name }) {
-                _ = attempt
+            if unfinished.contains(where: { $0.step == step.name }) {
                 return PhaseStatus.Step(name: name, state: holder == nil ? "interrupted" : "running")
             }
             return PhaseStatus.Step(name: name, state: done ? "done" : "pending")

@@ -136,8 +136,7 @@ public final class PhaseRunner {
         let attempt = try PhaseHistory.begin(plan: plan.name, step: step.name, direction: step.direction.rawValue,
                                              details: details, on: connection)
         do {
-            let (epoch, checksum) = try perform(step, to: target, attempt: attempt, progress: progress)
-            _ = checksum
+            let epoch = try perform(step, to: target, attempt: attempt, progress: progress)
             return StepReport(step: step.name, from: state.phase, to: target, epoch: epoch, checks: checks,
                               resumedInterrupted: !interrupted.isEmpty)
         } catch {
@@ -164,7 +163,7 @@ public final class PhaseRunner {
     /// Does the step's work; the phase changes, and the attempt is recorded done, with the last
     /// piece of work.
     private func perform(_ step: PhaseStep, to target: MigrationPhase, attempt: Int64,
-                         progress: (BackfillEngine.Progress) -> Void) throws -> (Int64, String?) {
+                         progress: (BackfillEngine.Progress) -> Void) throws -> Int64 {
         switch step {
         case .expand, .contract:
             let files = plan.step(for: step)?.apply ?? []
@@ -178,7 +177,7 @@ public final class PhaseRunner {
                 epoch = try MigrationState.advance(plan: plan.name, to: target, on: connection)
                 try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
             }
-            return (epoch, nil)
+            return epoch
         case .backfill:
             // A plan without a backfill step has nothing to convert: the phase only advances.
             if let backfill = plan.step(.backfill)?.backfill {
@@ -189,7 +188,7 @@ public final class PhaseRunner {
                 epoch = try MigrationState.advance(plan: plan.name, to: target, on: connection)
                 try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
             }
-            return (epoch, nil)
+            return epoch
         }
     }
 
@@ -204,7 +203,7 @@ public final class PhaseRunner {
     /// Applies `files` in order, skipping those already applied with the same checksum, each
     /// in its own transaction with its record; the phase changes with the last one.
     private func applyFiles(_ files: [PlanSQLFile], step: PhaseStep, target: MigrationPhase, attempt: Int64,
-                            forgetting forgotten: PlanStep.Kind? = nil) throws -> (Int64, String?) {
+                            forgetting forgotten: PlanStep.Kind? = nil) throws -> Int64 {
         let runner = SQLFileRunner(policy: options.sql) { [log] attempt, delay, cause in
             log("lock not available (\(cause)); retry \(attempt) in \(Int64((delay / .milliseconds(1)).rounded()))ms")
         }
@@ -255,7 +254,7 @@ public final class PhaseRunner {
             log("applied \(file.path)")
         }
         if files.isEmpty { try connection.withTransaction { try finish($0) } }
-        return (epoch, combined.joined(separator: ","))
+        return epoch
     }
 
     // MARK: Files

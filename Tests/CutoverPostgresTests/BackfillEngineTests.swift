@@ -1,0 +1,113 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+/// The built-in drafts plan's batch statement, run by `BackfillEngine` against real tables.
+@Suite("Backfill engine")
+struct BackfillEngineTests {
+    /// A database after expand holding `rows` legacy drafts (`draft-01`, …) that are v1 only,
+    /// with the migration state that the engine keeps its cursor in.
+    private func expandedTable(_ label: String, rows: Int) async throws -> StoreDatabase {
+        let db = try await StoreDatabase.make(label, layout: .baseline)
+        try await db.sql { connection in
+            try connection.query("""
+                INSERT INTO drafts (id, title, revision)
+                SELECT 'draft-' || lpad(n::text, 2, '0'), 'Legacy ' || n, 1 FROM generate_series(1, \(rows)) AS n
+                """)
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql"))
+            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand_index.sql"))
+            try connection.query("INSERT INTO cutover.migration_state (plan, phase, writer_path) VALUES ('drafts', 'modern', 'modern')")
+        }
+        return db
+    }
+
+    private func engine(batchSize: Int, maximumPasses: Int = 20, lockTimeout: Duration = .milliseconds(500)) throws -> BackfillEngine {
+        let source = try PlanSource.builtIn()
+        let step = try #require(source.plan.step(.backfill)?.backfill)
+        return BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
+                              remainingSQL: source.text(step.remaining.path),
+                              options: .init(batchSize: batchSize, lockTimeout: lockTimeout, maximumPasses: maximumPasses))
+    }
+
+    private func storedDocuments(_ db: StoreDatabase) async throws -> [String: String] {
+        try await db.sql { connection in
+            var documents: [String: String] = [:]
+            for row in try connection.query("SELECT id, document::text AS document FROM drafts WHERE document IS NOT NULL") {
+                documents[try row.decode(String.self, "id")] = try row.decode(String.self, "document")
+            }
+            return documents
+        }
+    }
+
+    private func state(_ db: StoreDatabase) async throws -> (cursor: String?, converted: Int64) {
+        try await db.sql { connection in
+            let row = try connection.query("SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'")[0]
+            return (try row.decode(String?.self, "backfill_cursor"), try row.decode(Int64.self, "backfill_converted"))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func convertsEveryV1OnlyRowInBatchesAndKeepsTheDocumentsWritersGave() async throws {
+        let db = try await expandedTable("backfill_engine_batches", rows: 50)
+        // Three rows a modern writer already gave a document of its own.
+        let kept = #"{"body": "kept", "tags": ["x"], "title": "Mine", "version": 2}"#
+        try await db.sql { connection in
+            try connection.query("UPDATE drafts SET document = \(kept)::jsonb WHERE id IN ('draft-03', 'draft-10', 'draft-50')")
+        }
+        let engine = try engine(batchSize: 7)
+        let progress = try await onThread { try engine.run(on: db.database.connect()) }
+
+        #expect(progress.converted == 47)
+        #expect(progress.total == 47)
+        // Seven batches of up to seven rows, then the empty one that ends the pass.
+        #expect(progress.batches == 8)
+        #expect(progress.pass == 1)
+        let documents = try await storedDocuments(db)
+        #expect(documents.count == 50)
+        for n in 1...50 {
+            let id = "draft-" + (n < 10 ? "0" : "") + String(n)
+            let expected = [3, 10, 50].contains(n) ? kept
+                : #"{"body": "", "tags": [], "title": "Legacy \#(n)", "version": 2}"#
+            #expect(documents[id] == expected, "\(id)")
+        }
+        let (cursor, converted) = try await state(db)
+        #expect(cursor == nil)
+        #expect(converted == 47)
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func skipsARowAnotherTransactionHoldsInsteadOfWaitingAndConvertsItOnALaterRun() async throws {
+        let db = try await expandedTable("backfill_engine_held_row", rows: 20)
+        let holder = try db.database.connect()
+        try holder.execute(unsafeSQL: "BEGIN")
+        try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-05' FOR UPDATE")
+
+        // A lock timeout far longer than skipping takes: a batch that waited for the held row
+        // instead of skipping it would end in that timeout, not in rows left for a later run.
+        let engine = try engine(batchSize: 4, maximumPasses: 2, lockTimeout: .seconds(15))
+        let first = try await onThread { () -> String in
+            do {
+                try engine.run(on: db.database.connect())
+                return "finished"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(first == BackfillError.rowsStillLocked(1).description)
+        var documents = try await storedDocuments(db)
+        #expect(documents.count == 19)
+        #expect(documents["draft-05"] == nil)
+
+        try holder.execute(unsafeSQL: "ROLLBACK")
+        let second = try await onThread { try engine.run(on: db.database.connect()) }
+        #expect(second.converted == 20)
+        documents = try await storedDocuments(db)
+        #expect(documents["draft-05"] == #"{"body": "", "tags": [], "title": "Legacy 5", "version": 2}"#)
+        #expect(try await state(db).converted == 20)
+        await db.close()
+    }
+}

@@ -116,9 +116,21 @@ public final class PostgresPool: Sendable {
     }
 
     private func acquire() async throws -> ConnectionWorker {
-        let id = state.withLock { state in
+        // A free connection is handed over without suspending: a continuation resumed at once
+        // still sends the task back through the executor's queue, and often wakes a thread.
+        let quick: Grant = state.withLock { state in
+            if state.isClosed {
+                return .failure(PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
+            }
+            if let worker = state.idle.popLast() { return .worker(worker) }
             state.nextID += 1
-            return state.nextID
+            return .waiting(state.nextID)
+        }
+        let id: UInt64
+        switch quick {
+        case .worker(let worker): return worker
+        case .failure(let error): throw error
+        case .waiting(let next): id = next
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

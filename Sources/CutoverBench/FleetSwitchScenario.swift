@@ -1,15 +1,19 @@
+import Cutover
+import CutoverPostgres
 import Foundation
 import PostgresClient
 import Synchronization
 
-/// "fleet switch, 16 listeners": how long after a writer-path switch is sent every member of
-/// the fleet has seen it, p99 over many switches.
+/// "fleet switch, 16 listeners": how long after an operator starts `phase switch` every
+/// application instance's router takes the new writer path, p99 over many switches.
 ///
-/// The members and the switch are behind ``FleetMember`` and ``FleetSwitch``, so that the
-/// scenario measures whatever stands behind them: today a ``PostgresListener`` per member on
-/// the `cutover_state` channel and one `pg_notify` in a committed transaction, the mechanism
-/// the fleet writer path rides on; with the fleet listener, a member per `WriterPathSource`
-/// and the switch `phase switch` makes.
+/// Each member is what an instance runs: a ``FleetWriterPath`` (its own LISTEN connection and
+/// its own pool for re-reading the state), the source a `SaveRouter` reads before every
+/// operation, so the router switches exactly when the member does. Each switch is a real one:
+/// `PhaseRunner` running `switch modern` and `switch legacy` in turn on the built-in drafts plan,
+/// with its lock, checks, history and the NOTIFY it commits with the change. The clock starts
+/// before the runner does, so the figure includes the runner's own work, not only the
+/// notification's travel.
 struct FleetSwitchScenario {
     let server: BenchServer
     let options: BenchOptions
@@ -19,16 +23,21 @@ struct FleetSwitchScenario {
 
     func run() async throws -> [ScenarioResult] {
         let database = try await BenchDatabase.create(Self.databaseName, on: server)
-        let members = (0..<options.listeners).map { _ in ListenerFleetMember(configuration: database.configuration) }
-        let fleetSwitch = NotifyFleetSwitch(configuration: database.configuration)
+        let fleetSwitch = RunnerFleetSwitch(configuration: database.configuration)
+        try await fleetSwitch.prepare()
+        let members = (0..<options.listeners).map {
+            RouterFleetMember(configuration: database.configuration, instanceID: "bench-instance-\($0 + 1)")
+        }
         let result = try await measure(members: members, fleetSwitch: fleetSwitch)
+        for member in members { await member.stop() }
         await database.drop()
         return [result]
     }
 
     /// Switches `options.switches` times, alternating the path, and times each until every
-    /// member has seen it.
+    /// member has taken it.
     func measure(members: [any FleetMember], fleetSwitch: any FleetSwitch) async throws -> ScenarioResult {
+        for member in members { try await member.start() }
         let tally = SwitchTally(members: members.count)
         let following = Task {
             await withTaskGroup(of: Void.self) { group in
@@ -37,102 +46,99 @@ struct FleetSwitchScenario {
                 }
             }
         }
-        defer {
-            for member in members { member.stop() }
-            following.cancel()
-        }
-        for member in members { try await member.waitUntilFollowing() }
-        try await fleetSwitch.prepare()
+        defer { following.cancel() }
         log.step("fleet switch, \(members.count) listeners: \(options.switches) switches")
 
         var milliseconds: [Double] = []
-        let total = options.switches + 5
-        for epoch in 1...Int64(total) {
+        var runnerMilliseconds: [Double] = []
+        let warmUp = 5
+        for index in 1...(options.switches + warmUp) {
             let sent = ContinuousClock.now
-            try await fleetSwitch.switchWriterPath(epoch: epoch, modern: epoch.isMultiple(of: 2) == false)
+            let epoch = try await fleetSwitch.switchWriterPath(modern: !index.isMultiple(of: 2))
+            let committed = ContinuousClock.now
             let giveUp = Task {
-                try await Task.sleep(for: .seconds(10))
+                try await Task.sleep(for: .seconds(15))
                 tally.giveUp(on: epoch)
             }
             let everyoneSaw = await tally.waitUntilEveryoneHasSeen(epoch)
             giveUp.cancel()
-            guard everyoneSaw else { throw BenchError("switch \(epoch) did not reach every member within 10 s") }
-            // The first few warm the connections up and are not counted.
-            if epoch > 5 { milliseconds.append((ContinuousClock.now - sent).milliseconds) }
+            guard everyoneSaw else { throw BenchError("switch to epoch \(epoch) did not reach every member within 15 s") }
+            // The first few let every listener settle and are not counted.
+            if index > warmUp {
+                milliseconds.append((ContinuousClock.now - sent).milliseconds)
+                runnerMilliseconds.append((committed - sent).milliseconds)
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
-        try await fleetSwitch.finish()
         let latencies = Latencies(milliseconds: milliseconds)
+        let runner = Latencies(milliseconds: runnerMilliseconds)
         return ScenarioResult(
             scenario: "fleet switch, \(members.count) listeners", unit: "ms", ours: latencies.percentile(0.99) ?? 0,
             goal: .valueBelow(100), latencyOurs: latencies.summary, rows: milliseconds.count,
             duration: milliseconds.reduce(0, +) / 1000,
-            settings: "p99 of \(milliseconds.count) switches, from sending the switch until every member has seen it",
-            notes: ["\(type(of: members[0])) members, \(type(of: fleetSwitch)): the mechanism, until the fleet listener lands"])
+            extra: ["runner_p50_ms": runner.percentile(0.5) ?? 0, "runner_p99_ms": runner.percentile(0.99) ?? 0],
+            settings: "p99 of \(milliseconds.count) switches, from starting PhaseRunner's switch until every member's FleetWriterPath has taken it",
+            notes: ["members: FleetWriterPath each (what SaveRouter reads); switch: PhaseRunner switch modern / switch legacy, "
+                + "p50 \(Format.milliseconds(runner.percentile(0.5))) and p99 \(Format.milliseconds(runner.percentile(0.99))) of it the runner's own work"])
     }
 }
 
 /// One member of the fleet: an application instance following the writer path.
 protocol FleetMember: Sendable {
-    /// Returns once the member will see every later switch.
-    func waitUntilFollowing() async throws
-    /// Calls `seen` with each switch's epoch as the member takes it, until stopped.
+    /// Starts following; later switches reach it.
+    func start() async throws
+    /// Calls `seen` with each epoch as the member takes it, until stopped or cancelled.
     func follow(_ seen: @escaping @Sendable (Int64) -> Void) async
-    func stop()
+    func stop() async
 }
 
 /// What switches the fleet's writer path.
 protocol FleetSwitch: Sendable {
-    func prepare() async throws
-    /// Switches to the modern path (or back) as epoch `epoch`, and returns once committed.
-    func switchWriterPath(epoch: Int64, modern: Bool) async throws
-    func finish() async throws
+    /// Switches to the modern path (or back) and returns the epoch it committed.
+    func switchWriterPath(modern: Bool) async throws -> Int64
 }
 
-/// A member that listens on `cutover_state` itself and reads the epoch from the payload.
-final class ListenerFleetMember: FleetMember {
-    private let listener: PostgresListener
-    private let listening = Mutex<[CheckedContinuation<Void, Never>]?>([])
+/// An application instance: registered as a reader of v1 and v2 (`switch modern` checks that
+/// every live reader reads v2), and following the writer path with a ``FleetWriterPath``.
+final class RouterFleetMember: FleetMember {
+    private let configuration: PostgresConfiguration
+    private let instanceID: String
+    private let parts = Mutex<(fleet: FleetWriterPath, registration: ReaderRegistration, pool: PostgresPool)?>(nil)
 
-    init(configuration: PostgresConfiguration) {
-        listener = PostgresListener(configuration: configuration, channels: [NotifyFleetSwitch.channel])
+    init(configuration: PostgresConfiguration, instanceID: String) {
+        self.configuration = configuration
+        self.instanceID = instanceID
     }
 
-    func waitUntilFollowing() async throws {
-        await withCheckedContinuation { continuation in
-            let waiting = listening.withLock { waiters in
-                guard waiters != nil else { return false }
-                waiters!.append(continuation)
-                return true
-            }
-            if !waiting { continuation.resume() }
-        }
+    func start() async throws {
+        let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
+        let registration = try await ReaderRegistration(pool: pool, instanceID: instanceID, applicationName: "cutover-bench",
+                                                        applicationVersion: "1", formats: [.v1, .v2])
+        let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts")
+        parts.withLock { $0 = (fleet, registration, pool) }
     }
 
     func follow(_ seen: @escaping @Sendable (Int64) -> Void) async {
-        for await event in listener.events {
-            switch event {
-            case .listening:
-                let waiters = listening.withLock { waiters in
-                    defer { waiters = nil }
-                    return waiters ?? []
-                }
-                waiters.forEach { $0.resume() }
-            case .notification(let notification):
-                if let epoch = NotifyFleetSwitch.epoch(in: notification.payload) { seen(epoch) }
-            case .connectionLost:
-                break
-            }
+        guard let fleet = parts.withLock({ $0?.fleet }) else { return }
+        var next = fleet.current.epoch + 1
+        while !Task.isCancelled {
+            guard await fleet.waitForEpoch(next, timeout: .milliseconds(500)) else { continue }
+            let reached = fleet.current.epoch
+            for epoch in next...max(next, reached) { seen(epoch) }
+            next = max(next, reached) + 1
         }
     }
 
-    func stop() { listener.stop() }
+    func stop() async {
+        guard let (fleet, registration, pool) = parts.withLock({ $0 }) else { return }
+        await fleet.stop()
+        try? await registration.stop()
+        await pool.shutdown()
+    }
 }
 
-/// The switch as `phase switch` announces it: `pg_notify('cutover_state', payload)` in a
-/// committed transaction, the payload `{plan, writerPath, epoch, phase}`.
-final class NotifyFleetSwitch: FleetSwitch {
-    static let channel = "cutover_state"
+/// The switch an operator makes: `PhaseRunner` on the built-in drafts plan, after expand.
+final class RunnerFleetSwitch: FleetSwitch {
     private let configuration: PostgresConfiguration
     private let connection = Mutex<PostgresConnectionBox?>(nil)
 
@@ -140,30 +146,26 @@ final class NotifyFleetSwitch: FleetSwitch {
         self.configuration = configuration
     }
 
+    /// The legacy table, the control schema and the plan's state, expanded.
     func prepare() async throws {
         let configuration = configuration
-        let opened = try await runOnDedicatedThread { PostgresConnectionBox(try PostgresConnection(configuration: configuration)) }
+        let opened = try await runOnDedicatedThread {
+            let connection = try PostgresConnection(configuration: configuration)
+            try BenchDatabase.runPlanFiles(["baseline"], on: connection)
+            let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn())
+            try runner.initialize()
+            try runner.run(.expand)
+            return PostgresConnectionBox(connection)
+        }
         connection.withLock { $0 = opened }
     }
 
-    func switchWriterPath(epoch: Int64, modern: Bool) async throws {
+    func switchWriterPath(modern: Bool) async throws -> Int64 {
         guard let box = connection.withLock({ $0 }) else { throw BenchError("the fleet switch was not prepared") }
-        let payload = #"{"plan":"drafts","writerPath":"\#(modern ? "modern" : "legacy")","epoch":\#(epoch),"phase":"\#(modern ? "modern" : "expanded")"}"#
-        _ = try await runOnDedicatedThread {
-            try box.connection.withTransaction { connection in
-                try connection.query("SELECT pg_notify(\(Self.channel), \(payload))")
-            }
+        return try await runOnDedicatedThread {
+            let runner = PhaseRunner(connection: box.connection, source: try PlanSource.builtIn())
+            return try runner.run(modern ? .switchModern : .switchLegacy).epoch
         }
-    }
-
-    func finish() async throws {
-        connection.withLock { $0 = nil }
-    }
-
-    /// The epoch of a payload, read the way a member would.
-    static func epoch(in payload: String) -> Int64? {
-        struct State: Decodable { var epoch: Int64 }
-        return try? JSONDecoder().decode(State.self, from: Data(payload.utf8)).epoch
     }
 }
 

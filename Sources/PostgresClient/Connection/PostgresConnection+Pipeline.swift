@@ -22,21 +22,29 @@ extension PostgresConnection {
         do {
             return try runPipeline(key, binds: query.binds)
         } catch let error as PostgresError where isStalePreparedStatement(error) && isConnected {
-            // The statement failed before anything could commit; prepare it afresh once.
-            forgetPreparedStatement(key)
+            // One of the three failed before anything could commit (a prepared COMMIT that is
+            // gone fails before it runs, and the transaction rolls back); prepare them afresh once.
+            for stale in [key, Self.beginKey, Self.commitKey] { forgetPreparedStatement(stale) }
             return try runPipeline(key, binds: query.binds)
         }
     }
 
+    /// BEGIN and COMMIT are prepared once per connection like the statement, so that the server
+    /// does not parse them again for every transaction.
+    private static let beginKey = StatementKey(sql: "BEGIN", types: [])
+    private static let commitKey = StatementKey(sql: "COMMIT", types: [])
+
     private func runPipeline(_ key: StatementKey, binds: [PostgresBind]) throws -> PostgresRows {
         let (sql, types) = (key.sql, key.types)
         let name = try preparedStatement(key)
+        let begin = try preparedStatement(Self.beginKey)
+        let commit = try preparedStatement(Self.commitKey)
         guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(code: .unexpectedResponse, message: "cannot enter pipeline mode: " + lastErrorMessage())
         }
         defer { leavePipeline() }
 
-        let sentStatement = PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1
+        let sentStatement = sendWithoutParameters(Self.beginKey.sql, prepared: begin)
             && withParameterValues(binds, { values in
                 if let name {
                     PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
@@ -46,7 +54,7 @@ extension PostgresConnection {
             }) == 1
         // Without a COMMIT the server cannot commit, so a failure this early is definite.
         guard sentStatement else { throw connectionError(sql: sql) }
-        guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 else {
+        guard sendWithoutParameters(Self.commitKey.sql, prepared: commit), PQpipelineSync(handle) == 1 else {
             throw outcomeUnknownError(cause: lastErrorMessage())
         }
 
@@ -76,6 +84,12 @@ extension PostgresConnection {
         case .lost(let cause):
             throw outcomeUnknownError(cause: cause)
         }
+    }
+
+    /// Queues a statement without parameters: its prepared name when it has one.
+    private func sendWithoutParameters(_ sql: String, prepared name: String?) -> Bool {
+        if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) == 1 }
+        return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
     }
 
     private enum PipelineResult {

@@ -101,6 +101,7 @@ public final class LossyProxy: Sendable {
                            pollfd(fd: server, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var losingReply = false
+        var commitStatements: Set<[UInt8]> = []
         while true {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
@@ -112,7 +113,7 @@ public final class LossyProxy: Sendable {
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
                 clientWrites.withLock { $0 += 1 }
-                if !losingReply, chunk.containsCommit, isArmed.withLock({ armed in defer { armed = false }; return armed }) {
+                if !losingReply, chunk.carriesCommit(preparedCommits: &commitStatements), isArmed.withLock({ armed in defer { armed = false }; return armed }) {
                     losingReply = true
                 }
                 guard sendAll(server, chunk) else { return }
@@ -144,9 +145,44 @@ public final class LossyProxy: Sendable {
 }
 
 extension ArraySlice<UInt8> {
-    /// Whether the bytes hold the text COMMIT (as a pipelined COMMIT's Parse message does).
-    fileprivate var containsCommit: Bool {
-        let needle = Array("COMMIT".utf8)
+    /// Whether a client write runs a COMMIT: a simple query or an unnamed statement with the
+    /// text COMMIT, or a Bind of a statement prepared as COMMIT. The names of statements
+    /// prepared as COMMIT are noted in `preparedCommits` (the write that prepares one commits
+    /// nothing). A write that is not a sequence of whole frontend messages is searched for
+    /// the text alone.
+    fileprivate func carriesCommit(preparedCommits: inout Set<[UInt8]>) -> Bool {
+        let commit = Array("COMMIT".utf8)
+        var carries = false
+        var index = startIndex
+        while index < endIndex {
+            guard index + 5 <= endIndex else { return containsText(commit) }
+            let length = self[index + 1..<index + 5].reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 4, index + 1 + length <= endIndex else { return containsText(commit) }
+            let body = self[index + 5..<index + 1 + length]
+            switch self[index] {
+            case UInt8(ascii: "P"):
+                let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
+                guard fields.count >= 2 else { return containsText(commit) }
+                if fields[1].elementsEqual(commit) && !fields[0].isEmpty {
+                    preparedCommits.insert(Array(fields[0]))
+                } else if fields[1].containsText(commit) {
+                    carries = true
+                }
+            case UInt8(ascii: "B"):
+                let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
+                guard fields.count >= 2 else { return containsText(commit) }
+                if preparedCommits.contains(Array(fields[1])) { carries = true }
+            case UInt8(ascii: "Q"):
+                if body.containsText(commit) { carries = true }
+            default:
+                break
+            }
+            index += 1 + length
+        }
+        return carries
+    }
+
+    private func containsText(_ needle: [UInt8]) -> Bool {
         guard count >= needle.count else { return false }
         var index = startIndex
         while index <= endIndex - needle.count {

@@ -46,13 +46,16 @@ struct RunnerMechanicsTests {
         let runner = SQLFileRunner(policy: .init(lockTimeout: .milliseconds(200), initialBackoff: .milliseconds(50),
                                                  maximumBackoff: .milliseconds(400)),
                                    onRetry: { _, delay, _ in retries.withLock { $0.append(delay) } })
-        // A long transaction reads the table for 2 s. Readers are compatible with it; the DDL is
+        // A long transaction reads the table for at least 2 s. Readers are compatible with it; the DDL is
         // not, and while it waits for its lock every reader queues behind the DDL: the lock
         // timeout is what keeps that wait short.
         let holder = try database.connect(applicationName: "long-reader")
         try holder.execute(unsafeSQL: "BEGIN; SELECT count(*) FROM busy")
+        // It commits after 2 s, and not before the DDL has timed out at least once, however
+        // slowly a loaded machine connects the runner.
         let release = Task {
             try await Task.sleep(for: .seconds(2))
+            while retries.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(20)) }
             try holder.execute(unsafeSQL: "COMMIT")
         }
         let readerWaits = Task {

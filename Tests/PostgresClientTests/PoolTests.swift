@@ -99,12 +99,22 @@ struct PoolTests {
     func aCancelledWaiterLeavesAtOnce() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
-        let holder = Task { try await pool.withConnection { try $0.query("SELECT pg_sleep(1)") } }
-        try await Task.sleep(for: .milliseconds(200))
+        // The holder keeps the only connection until the waiter's fate is known, however slowly
+        // a loaded machine runs the tasks.
+        let holding = Gate()
+        let release = Gate()
+        let holder = Task {
+            try await pool.withConnection { _ in
+                holding.open()
+                while !release.isOpen { usleep(1000) }
+            }
+        }
+        while !holding.isOpen { try await Task.sleep(for: .milliseconds(10)) }
         let waiter = Task { try await pool.withConnection { _ in 1 } }
         try await Task.sleep(for: .milliseconds(100))
         waiter.cancel()
         let result = await waiter.result
+        release.open()
         #expect(throws: CancellationError.self) { try result.get() }
         _ = try await holder.value
         await pool.shutdown()
@@ -158,4 +168,11 @@ final class Highest: Sendable {
     private let highest = Mutex(0)
     func record(_ candidate: Int) { highest.withLock { $0 = max($0, candidate) } }
     var value: Int { highest.withLock { $0 } }
+}
+
+/// A flag that one task opens and others read.
+private final class Gate: Sendable {
+    private let state = Atomic<Bool>(false)
+    func open() { state.store(true, ordering: .releasing) }
+    var isOpen: Bool { state.load(ordering: .acquiring) }
 }

@@ -67,8 +67,10 @@ final class ConnectionWorker: @unchecked Sendable {
     private func enqueue(_ job: @escaping () -> Void) {
         condition.lock()
         jobs.append(job)
-        condition.signal()
         condition.unlock()
+        // Signalled after unlocking: a thread woken while the lock is still held wakes only to
+        // block on the lock, and has to be woken a second time when it is released.
+        condition.signal()
     }
 
     private func runLoop() {

@@ -146,6 +146,37 @@ struct PhaseFleetWorkflowTests {
         #expect(rollbacks.first??.hasPrefix("automatic rollback: modern error rate 9.1%") == true)
     }
 
+    @Test func observeFollowKeepsLookingWhileCalmAndRollsBackOnceAThresholdIsCrossed() async throws {
+        let db = try await WorkflowDatabase.make("fleet_observe_follow")
+        try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
+        try await db.sql { try $0.execute(unsafeSQL: """
+            INSERT INTO cutover.outcome_log VALUES (date_trunc('minute', now()), 'modern', 'committed', 100);
+            """) }
+        let started = try PhaseBinary.start(["observe", "--follow", "--interval", "1s", "--auto-rollback",
+                                             "--min-saves", "10", "--max-error-rate", "5%"], databaseURL: db.url)
+        // While nothing is crossed it keeps looking, and says so each time.
+        let deadline = ContinuousClock.now + .seconds(60)
+        var looks = 0
+        while looks < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            let diagnostics = (try? String(contentsOf: started.diagnostics, encoding: .utf8)) ?? ""
+            looks = diagnostics.components(separatedBy: "no threshold crossed").count - 1
+        }
+        #expect(looks >= 2)
+        var status: Int32 = 0
+        #expect(waitpid(started.pid, &status, WNOHANG) == 0, "observe --follow exited while nothing was crossed")
+        #expect(try await db.phaseName() == "modern")
+
+        try await db.sql { try $0.execute(unsafeSQL: """
+            INSERT INTO cutover.outcome_log VALUES (date_trunc('minute', now()), 'modern', 'outcomeUnknown', 10);
+            """) }
+        let run = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        #expect(run.output.contains("threshold crossed: modern error rate 9.1% is above 5.0% (10 of 110 saves)"))
+        #expect(run.output.contains("switched back to legacy automatically"))
+        #expect(try await db.phaseName() == "expanded")
+    }
+
     @Test func compareNamesACorruptedDocumentAndHidesValues() async throws {
         let db = try await WorkflowDatabase.make("fleet_compare", rows: 50)
         try await advance(db, [["expand"], ["switch", "modern", "--force-readers"], ["backfill"]])

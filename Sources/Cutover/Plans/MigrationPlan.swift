@@ -31,7 +31,8 @@
 ///
 /// - `format`: the integer 1.
 /// - `name`: 1 to 128 characters, no control characters.
-/// - `table`: 1 to 63 UTF-8 bytes, no control characters; one identifier, quoted by the runner.
+/// - `table`: 1 to 63 UTF-8 bytes, no control characters, no dot; one identifier, quoted by the
+///   runner and found on the connection's `search_path` (a schema-qualified name is refused).
 /// - `legacyApplicationPattern` (optional): 1 to 256 characters, a `LIKE` pattern
 ///   over `application_name` that marks legacy sessions.
 /// - `modernWriterWindow`: digits and a unit `s`, `m`, `h` or `d`, from `0s` to `366d`.

@@ -30,9 +30,12 @@ enum PlanManifestDecoder {
         guard literal == String(PlanLimits.format) else { throw format.fault(.unsupportedFormat(found: literal)) }
         try object.refuseUnknownKeys(allowed: rootKeys)
 
+        let tableValue = object["table"]
+        let table = try tableValue.text(length: PlanLimits.tableNameByteCount, unit: .bytes)
+        guard !table.contains(".") else { throw tableValue.fault(.qualifiedTableName(table)) }
         return MigrationPlan(
             name: try object["name"].text(length: PlanLimits.nameLength),
-            table: try object["table"].text(length: PlanLimits.tableNameByteCount, unit: .bytes),
+            table: table,
             legacyApplicationPattern: try object.optional("legacyApplicationPattern")?
                 .text(length: PlanLimits.legacyApplicationPatternLength),
             modernWriterWindow: try duration(object["modernWriterWindow"]),

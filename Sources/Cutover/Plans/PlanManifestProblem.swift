@@ -59,6 +59,9 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case checkQueryCount(found: Int)
     /// Two checks of one step share a name.
     case repeatedCheckName(String)
+    /// The table is named with its schema (`public.drafts`), which would be quoted as one
+    /// identifier naming a table that does not exist.
+    case qualifiedTableName(String)
 
     /// `expected …; found …`, the found part escaped and cut short.
     public var description: String {
@@ -116,6 +119,9 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
             ("exactly one of sql and sqlFile", count == 0 ? "neither" : "both")
         case .repeatedCheckName(let name):
             ("a name no other check of the step has", "\(DisplayText.quoted(name)) again")
+        case .qualifiedTableName(let name):
+            ("the table's name without its schema (the runner finds it on the connection's search_path)",
+             DisplayText.quoted(name))
         }
     }
 

@@ -164,6 +164,9 @@ struct PlanManifestRefusalTests {
                 "name: expected 1 to 128 characters; found 129"),
         Refusal("an empty table", replacing: #""table": "drafts""#, with: #""table": """#,
                 "table: expected 1 to 63 bytes; found 0"),
+        Refusal("a schema-qualified table", replacing: #""table": "drafts""#, with: #""table": "public.drafts""#,
+                "table: expected the table's name without its schema (the runner finds it on the connection's "
+                    + #"search_path); found "public.drafts""#),
         Refusal("a table name past 63 bytes", replacing: #""table": "drafts""#,
                 with: "\"table\": \"\(String(repeating: "\u{E9}", count: 32))\"",
                 "table: expected 1 to 63 bytes; found 64"),

@@ -79,22 +79,13 @@ struct PoolTests {
                                 acquireTimeout: .milliseconds(300))
         // The holder keeps the only connection until the caller has given up: a caller that
         // waited for it instead would wait until the test's time limit.
-        let holding = Gate()
-        let release = Gate()
-        let holder = Task {
-            try await pool.withConnection { _ in
-                holding.open()
-                while !release.isOpen { usleep(1000) }
-            }
-        }
-        while !holding.isOpen { try await Task.sleep(for: .milliseconds(10)) }
+        let holder = try await ConnectionHolder.occupy(pool)
         await #expect {
             try await pool.withConnection { _ in 1 }
         } throws: { error in
             (error as? PostgresError)?.code == .poolTimeout
         }
-        release.open()
-        _ = try await holder.value
+        try await holder.leave()
         #expect(try await pool.withConnection { _ in 7 } == 7)
         await pool.shutdown()
     }
@@ -105,22 +96,13 @@ struct PoolTests {
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
         // The holder keeps the only connection until the waiter's fate is known, however slowly
         // a loaded machine runs the tasks.
-        let holding = Gate()
-        let release = Gate()
-        let holder = Task {
-            try await pool.withConnection { _ in
-                holding.open()
-                while !release.isOpen { usleep(1000) }
-            }
-        }
-        while !holding.isOpen { try await Task.sleep(for: .milliseconds(10)) }
+        let holder = try await ConnectionHolder.occupy(pool)
         let waiter = Task { try await pool.withConnection { _ in 1 } }
         try await Task.sleep(for: .milliseconds(100))
         waiter.cancel()
         let result = await waiter.result
-        release.open()
+        try await holder.leave()
         #expect(throws: CancellationError.self) { try result.get() }
-        _ = try await holder.value
         await pool.shutdown()
     }
 
@@ -172,6 +154,37 @@ final class Highest: Sendable {
     private let highest = Mutex(0)
     func record(_ candidate: Int) { highest.withLock { $0 = max($0, candidate) } }
     var value: Int { highest.withLock { $0 } }
+}
+
+/// A task that holds a pool's connection, on the connection's thread, until told to leave.
+private struct ConnectionHolder {
+    private let release: Gate
+    private let task: Task<Void, any Error>
+
+    /// Returns once the holder has the connection.
+    static func occupy(_ pool: PostgresPool) async throws -> ConnectionHolder {
+        let holding = Gate()
+        let release = Gate()
+        let task = Task {
+            try await pool.withConnection { _ in
+                holding.open()
+                while !release.isOpen { usleep(1000) }
+            }
+        }
+        while !holding.isOpen { try await Task.sleep(for: .milliseconds(10)) }
+        return ConnectionHolder(release: release, task: task)
+    }
+
+    private init(release: Gate, task: Task<Void, any Error>) {
+        self.release = release
+        self.task = task
+    }
+
+    /// Gives the connection back and waits until the holder is done.
+    func leave() async throws {
+        release.open()
+        try await task.value
+    }
 }
 
 /// A flag that one task opens and others read.

@@ -48,11 +48,7 @@ struct DemoCommand: Sendable {
         let slice = duration / 6
         try await runOnDedicatedThread {
             let connection = try PostgresConnection(configuration: configuration)
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
-            try connection.query("""
-                INSERT INTO drafts (id, title, revision) SELECT 'draft-' || lpad(n::text, 6, '0'), 'Draft ' || n, 1
-                  FROM generate_series(1, \(rows)) AS n
-                """)
+            try DemoData.createLegacyTable(rows: rows, on: connection)
         }
         note("seeded \(rows) drafts in the legacy table drafts(id, title, revision)")
         let ledger = FleetLedger()

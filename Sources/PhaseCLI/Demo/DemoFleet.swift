@@ -221,9 +221,19 @@ final class ModernApplicationInstance: Sendable {
     }
 }
 
-/// Names shared by the demo's parts.
+/// Names and data shared by the demo's parts (and the soak, which runs the same fleet).
 enum DemoData {
     static func draftID(_ number: Int) -> String { "draft-" + String(repeating: "0", count: max(0, 6 - String(number).count)) + String(number) }
+
+    /// The legacy table as an old application version left it: drafts 1 to `rows`, named as
+    /// ``draftID(_:)`` names them, each at revision 1.
+    static func createLegacyTable(rows: Int, on connection: PostgresConnection) throws {
+        try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+        try connection.query("""
+            INSERT INTO drafts (id, title, revision) SELECT 'draft-' || lpad(n::text, 6, '0'), 'Draft ' || n, 1
+              FROM generate_series(1, \(rows)) AS n
+            """)
+    }
 }
 
 /// Waits for `operation` at most `limit`: true when it finished, false when time ran out first

@@ -49,11 +49,7 @@ struct SoakCommand: Sendable {
         let rows = rows
         try await runOnDedicatedThread {
             let connection = try PostgresConnection(configuration: direct)
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
-            try connection.query("""
-                INSERT INTO drafts (id, title, revision) SELECT 'draft-' || lpad(n::text, 6, '0'), 'Draft ' || n, 1
-                  FROM generate_series(1, \(rows)) AS n
-                """)
+            try DemoData.createLegacyTable(rows: rows, on: connection)
             let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn(), options: .init(forceReaders: true))
             try runner.initialize()
             try runner.run(.expand)

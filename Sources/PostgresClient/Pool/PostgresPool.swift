@@ -94,7 +94,7 @@ public final class PostgresPool: Sendable {
         }
         for waiter in waiters {
             waiter.timeout?.cancel()
-            waiter.continuation.resume(throwing: PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
+            waiter.continuation.resume(throwing: Self.closedError)
         }
         for worker in idle { await worker.stop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -109,6 +109,10 @@ public final class PostgresPool: Sendable {
 
     // MARK: Acquire and release
 
+    private static var closedError: PostgresError {
+        PostgresError(code: .poolClosed, message: "the connection pool is shut down")
+    }
+
     private enum Grant {
         case worker(ConnectionWorker)
         case failure(PostgresError)
@@ -120,7 +124,7 @@ public final class PostgresPool: Sendable {
         // still sends the task back through the executor's queue, and often wakes a thread.
         let quick: Grant = state.withLock { state in
             if state.isClosed {
-                return .failure(PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
+                return .failure(Self.closedError)
             }
             if let worker = state.idle.popLast() { return .worker(worker) }
             state.nextID += 1
@@ -136,7 +140,7 @@ public final class PostgresPool: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 let grant: Grant = state.withLock { state in
                     if state.isClosed {
-                        return .failure(PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
+                        return .failure(Self.closedError)
                     }
                     if let worker = state.idle.popLast() { return .worker(worker) }
                     if state.workerCount < maximumConnections {

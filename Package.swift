@@ -11,14 +11,16 @@ let package = Package(
         .executable(name: "cutover-bench", targets: ["CutoverBench"]),
     ],
     targets: [
-        // libpq, found through pkg-config; the only C in the package.
+        // libpq, found through pkg-config.
         .systemLibrary(
             name: "CLibPQ",
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // Linux's epoll, which Swift's Glibc module leaves out.
+        .systemLibrary(name: "CEpoll"),
         // Swift over libpq: connections, queries, rows, errors, transactions, pool, notifications.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEpoll"]),
         // The pure core: contract, errors, router, codecs, phase state machine. No I/O.
         .target(name: "Cutover"),
         // The durable store, the control schema and (later) the phase runner, over PostgreSQL.

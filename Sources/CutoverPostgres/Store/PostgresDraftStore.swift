@@ -79,7 +79,7 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
         ])
         let row: PostgresRow
         do {
-            row = try await pool.withConnection { try $0.pipelinedTransaction(query)[0] }
+            row = try await pool.pipelinedTransaction(query)[0]
         } catch let error as PostgresError {
             throw Self.failure(for: error, request: request)
         }

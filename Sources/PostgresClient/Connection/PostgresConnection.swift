@@ -227,6 +227,13 @@ public final class PostgresConnection {
         return name
     }
 
+    /// The name prepared for `key` without preparing it: `.some(nil)` when the cache is full
+    /// and it would run unprepared, nil when it still has to be prepared.
+    func preparedStatementWithoutPreparing(_ key: StatementKey) -> String?? {
+        if let name = statementNames[key] { return .some(name) }
+        return statementNames.count < Self.statementCacheLimit ? nil : .some(nil)
+    }
+
     /// Forgets a prepared statement the server no longer has.
     func forgetPreparedStatement(_ key: StatementKey) {
         statementNames[key] = nil

@@ -18,6 +18,7 @@ public final class LossyProxy: Sendable {
     private let targetHost: String
     private let targetPort: Int
     private let isArmed = Mutex(false)
+    private let isHoldingClientBytes = Mutex(false)
     private let isStopped = Mutex(false)
     private let lostReplies = Mutex(0)
     private let clientWrites = Mutex(0)
@@ -37,6 +38,17 @@ public final class LossyProxy: Sendable {
     /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection.
     public func loseNextReplyToCommit() {
         isArmed.withLock { $0 = true }
+    }
+
+    /// Stops reading what clients send until ``releaseClientBytes()``, so that their sockets
+    /// fill up and a large request cannot be written at once, as over a slow network.
+    public func holdClientBytes() {
+        isHoldingClientBytes.withLock { $0 = true }
+    }
+
+    /// Reads what clients send again.
+    public func releaseClientBytes() {
+        isHoldingClientBytes.withLock { $0 = false }
     }
 
     /// How many chunks clients have sent through the proxy so far: one per round trip for
@@ -103,12 +115,14 @@ public final class LossyProxy: Sendable {
         var losingReply = false
         var commitStatements: Set<[UInt8]> = []
         while true {
+            let isHolding = isHoldingClientBytes.withLock { $0 }
+            descriptors[0].events = isHolding ? 0 : Int16(POLLIN)
             descriptors[0].revents = 0
             descriptors[1].revents = 0
-            let ready = poll(&descriptors, 2, 1000)
+            let ready = poll(&descriptors, 2, isHolding ? 10 : 1000)
             if ready < 0 && errno != EINTR { return }
             if ready <= 0 { continue }
-            if descriptors[0].revents != 0 {
+            if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 let count = recv(client, &buffer, buffer.count, 0)
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
@@ -186,7 +200,7 @@ extension ArraySlice<UInt8> {
         guard count >= needle.count else { return false }
         var index = startIndex
         while index <= endIndex - needle.count {
-            if self[index..<index + needle.count].elementsEqual(needle) { return true }
+            if self[index] == needle[0], self[index..<index + needle.count].elementsEqual(needle) { return true }
             index += 1
         }
         return false

@@ -7,15 +7,18 @@ import Foundation
 /// has run. The worker heals itself: before each job it checks, without a round trip, that the
 /// server has not closed the connection, and reconnects if it has.
 final class ConnectionWorker: @unchecked Sendable {
-    // Safe to share because `connection` is only read or written by the worker's own thread
-    // (inside jobs), and `jobs` and `isStopping` are only touched while `condition` is locked.
+    // Safe to share because `jobs` and `isStopping` are only touched while `condition` is
+    // locked, and `connection` is touched by one thread at a time: the worker's own thread
+    // inside jobs, or the pool's caller that holds the worker (``runPipelined(_:on:)``), which
+    // touches it only while no job of its runs and hands it to the poller's thread and back
+    // through a lock and a continuation.
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
     private var isStopping = false
-    private var connection: PostgresConnection?
+    private(set) var connection: PostgresConnection?
 
     let configuration: PostgresConfiguration
-    private let counters: PoolCounters
+    let counters: PoolCounters
 
     init(name: String, configuration: PostgresConfiguration, counters: PoolCounters) {
         self.configuration = configuration
@@ -29,13 +32,14 @@ final class ConnectionWorker: @unchecked Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             enqueue { [self] in
-                do {
+                let result = Result { () throws -> T in
                     let connection = try liveConnection()
                     defer { tidy(connection) }
-                    continuation.resume(returning: try body(connection))
-                } catch {
-                    continuation.resume(throwing: error)
+                    return try body(connection)
                 }
+                // Resumed only once the connection is tidy: the caller may hand it to someone
+                // who drives it directly (``runPipelined(_:on:)``).
+                continuation.resume(with: result)
             }
         }
     }
@@ -64,7 +68,7 @@ final class ConnectionWorker: @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ job: @escaping () -> Void) {
+    func enqueue(_ job: @escaping () -> Void) {
         condition.lock()
         jobs.append(job)
         condition.unlock()
@@ -100,7 +104,7 @@ final class ConnectionWorker: @unchecked Sendable {
 
     /// After a job: a connection left inside a transaction is rolled back; a broken one is
     /// dropped, so the next job reconnects.
-    private func tidy(_ connection: PostgresConnection) {
+    func tidy(_ connection: PostgresConnection) {
         switch connection.transactionState {
         case .idle:
             return

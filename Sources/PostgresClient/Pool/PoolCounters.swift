@@ -1,11 +1,13 @@
 import Synchronization
 
-/// Counts a pool's connections as they open and close.
+/// Counts a pool's connections as they open and close, and its pipelined transactions by who
+/// waited for the server.
 final class PoolCounters: Sendable {
     private struct Counts {
         var open = 0
         var peak = 0
         var opened = 0
+        var polled = 0
     }
 
     private let counts = Mutex(Counts())
@@ -21,6 +23,14 @@ final class PoolCounters: Sendable {
     func closed() {
         counts.withLock { $0.open -= 1 }
     }
+
+    /// A pipelined transaction was sent without a thread waiting for its answer.
+    func polled() {
+        counts.withLock { $0.polled += 1 }
+    }
+
+    /// Pipelined transactions the poller read the answers of.
+    var polledTransactions: Int { counts.withLock { $0.polled } }
 
     var snapshot: (open: Int, peak: Int, opened: Int) {
         counts.withLock { ($0.open, $0.peak, $0.opened) }

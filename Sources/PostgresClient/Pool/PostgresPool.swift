@@ -66,6 +66,32 @@ public final class PostgresPool: Sendable {
         return try await worker.run(body)
     }
 
+    /// Runs one statement in a transaction of its own, in one round trip, on a connection of
+    /// the pool; see ``PostgresConnection/pipelinedTransaction(_:)`` for how each outcome is
+    /// reported.
+    ///
+    /// While the server works, no thread waits for it: the statements are queued from the
+    /// caller's task without blocking, and one thread shared by every pool reads the answers of
+    /// all connections as they arrive (on Linux; elsewhere the connection's own thread waits).
+    ///
+    /// ```swift
+    /// let rows = try await pool.pipelinedTransaction("SELECT * FROM cutover.save_draft(\(scope), …)")
+    /// ```
+    public func pipelinedTransaction(_ query: PostgresQuery) async throws -> PostgresRows {
+        let worker = try await acquire()
+        defer { release(worker) }
+        return try await worker.runPipelined(query, on: Self.poller)
+    }
+
+    /// Pipelined transactions whose answers the shared poller read, no thread waiting (for tests).
+    var polledTransactions: Int { counters.polledTransactions }
+
+    #if os(Linux)
+    private static var poller: SocketPoller? { SocketPoller.shared }
+    #else
+    private static var poller: SocketPoller? { nil }
+    #endif
+
     /// Runs `body` in a transaction on a connection of the pool; see
     /// ``PostgresConnection/withTransaction(isolation:_:)``.
     @discardableResult

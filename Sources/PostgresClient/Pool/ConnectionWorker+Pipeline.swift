@@ -1,0 +1,97 @@
+extension ConnectionWorker {
+    /// Runs a pipelined transaction (``PostgresConnection/pipelinedTransaction(_:)``) without a
+    /// thread waiting for the server.
+    ///
+    /// The caller, who holds this worker from the pool, queues BEGIN, the statement and COMMIT
+    /// itself without blocking and suspends; the poller's thread reads the answers and resumes
+    /// it. Only the rare cases go through the worker's thread: a connection to open or heal, a
+    /// statement to prepare, and a transaction to roll back after an error.
+    func runPipelined(_ query: PostgresQuery, on poller: SocketPoller?) async throws -> PostgresRows {
+        guard let poller, let connection, connection.checkHealth() else { return try await runOnThread(query) }
+        let key = try connection.prepareText(of: query)
+        guard let names = connection.pipelineNamesWithoutPreparing(key) else { return try await runOnThread(query) }
+        let transaction = PipelinedTransaction(connection: connection, sql: key.sql, binds: query.binds, names: names)
+        do {
+            try transaction.send(blocking: false)
+        } catch {
+            await settle(transaction)
+            throw error
+        }
+        if await PolledTransaction(transaction).wait(on: poller) { counters.polled() }
+        if !transaction.isSettled { await settle(transaction) }
+        switch transaction.outcome {
+        case .success(let rows):
+            return rows
+        case .failure(let error) where connection.isStalePreparedStatement(error) && connection.isConnected:
+            // Nothing committed (see ``PostgresConnection/pipelinedTransaction(_:)``); the
+            // worker's thread prepares the three afresh.
+            connection.forgetPipelineStatements(key)
+            return try await runOnThread(query)
+        case .failure(let error):
+            throw error
+        case nil:
+            // `settle` waits for the outcome; a transaction without one is a broken promise.
+            throw PostgresError(code: .unexpectedResponse, message: "a pipelined transaction ended without an outcome")
+        }
+    }
+
+    private func runOnThread(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await run { try $0.pipelinedTransaction(query) }
+    }
+
+    /// Finishes on the worker's thread what the poller did not: waits for an outcome that is
+    /// still unknown, reads to the end of the pipeline, rolls back a transaction an error left
+    /// open, and drops a broken connection.
+    private func settle(_ transaction: PipelinedTransaction) async {
+        let pending = PolledTransaction(transaction)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            enqueue { [self] in
+                let transaction = pending.transaction
+                if transaction.outcome == nil {
+                    while !transaction.advance(waiting: true) {}
+                }
+                transaction.connection.leavePipeline()
+                if transaction.connection === connection { tidy(transaction.connection) }
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// A pipelined transaction handed from its suspended caller to the poller and back.
+final class PolledTransaction: SocketPoller.Work, @unchecked Sendable {
+    // Safe to share because one thread at a time touches the transaction and its connection:
+    // the caller until it is watched, the poller's thread from then until `finish()`, and the
+    // caller again once resumed. The poller's lock and the continuation order those hand-overs.
+    let transaction: PipelinedTransaction
+    let socket: Int32
+    private var continuation: CheckedContinuation<Bool, Never>?
+
+    init(_ transaction: PipelinedTransaction) {
+        self.transaction = transaction
+        socket = transaction.connection.socket
+    }
+
+    /// Suspends until the poller has read the outcome, or returns false at once if the socket
+    /// cannot be watched (``ConnectionWorker/settle(_:)`` then waits on the worker's thread).
+    func wait(on poller: SocketPoller) async -> Bool {
+        await withCheckedContinuation { continuation in
+            self.continuation = continuation
+            if !poller.watch(self, for: transaction.isFlushing ? .write : .read) {
+                self.continuation = nil
+                continuation.resume(returning: false)
+            }
+        }
+    }
+
+    func advance() -> SocketPoller.Interest {
+        if transaction.advance(waiting: false) { return .done }
+        return transaction.isFlushing ? .write : .read
+    }
+
+    func finish() {
+        let continuation = self.continuation
+        self.continuation = nil
+        continuation?.resume(returning: true)
+    }
+}

@@ -1,0 +1,92 @@
+#if os(Linux)
+import Foundation
+import Glibc
+internal import CEpoll
+import Synchronization
+
+/// One thread that waits on many connections' sockets at once, with epoll, and lets each
+/// waiting piece of work go on when its socket is ready.
+///
+/// A caller queues its commands without blocking, hands the rest to ``watch(_:)`` and suspends;
+/// the poller reads the answers as they arrive and resumes the caller when its work is done. A
+/// thread then serves every connection of the process instead of each connection waiting on a
+/// thread of its own, and waking up is shared by all connections ready at the same moment.
+final class SocketPoller: Sendable {
+    /// What a watched piece of work needs next.
+    enum Interest {
+        /// Its socket must become readable.
+        case read
+        /// Output is still queued: its socket must become writable (or readable).
+        case write
+        /// It is finished; the poller forgets it.
+        case done
+    }
+
+    /// Work the poller drives: ``advance()`` runs on the poller's thread whenever the socket is
+    /// ready, and ``finish()`` once, when it has returned `.done`.
+    protocol Work: AnyObject, Sendable {
+        var socket: Int32 { get }
+        func advance() -> Interest
+        func finish()
+    }
+
+    /// The process's poller, started when first needed; nil if the system refuses an epoll
+    /// instance, and then connections wait on their own threads.
+    static let shared: SocketPoller? = SocketPoller()
+
+    private let epoll: Int32
+    /// The work waiting on each socket. Each socket is armed for one event at a time
+    /// (`EPOLLONESHOT`), so an event is always for the work registered here.
+    private let waiting = Mutex<[Int32: any Work]>([:])
+
+    private init?() {
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { return nil }
+        let thread = Thread { [self] in run() }
+        thread.name = "cutover-poller"
+        thread.start()
+    }
+
+    /// Starts driving `work`: it is advanced once its socket is ready for `interest`.
+    ///
+    /// Returns false, and does nothing, when the socket cannot be watched; the caller then
+    /// finishes the work itself.
+    func watch(_ work: any Work, for interest: Interest) -> Bool {
+        let socket = work.socket
+        guard socket >= 0, interest != .done else { return false }
+        waiting.withLock { $0[socket] = work }
+        if arm(socket, for: interest) { return true }
+        waiting.withLock { $0[socket] = nil }
+        return false
+    }
+
+    /// Arms a socket for one event; adds it to the epoll set the first time (or again after a
+    /// socket of that number was closed, which removes it).
+    private func arm(_ socket: Int32, for interest: Interest) -> Bool {
+        var mask = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue
+        if interest == .write { mask |= EPOLLOUT.rawValue }
+        var event = epoll_event(events: mask, data: epoll_data_t(fd: socket))
+        if epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) == 0 { return true }
+        guard errno == ENOENT else { return false }
+        return epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0
+    }
+
+    private func run() {
+        let capacity = 64
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while true {
+            let count = epoll_wait(epoll, events, Int32(capacity), -1)
+            guard count > 0 else { continue }
+            for index in 0..<Int(count) {
+                let socket = events[index].data.fd
+                guard let work = waiting.withLock({ $0[socket] }) else { continue }
+                let next = work.advance()
+                if next != .done, arm(socket, for: next) { continue }
+                waiting.withLock { $0[socket] = nil }
+                work.finish()
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,188 @@
+import CutoverTestSupport
+import Foundation
+@testable import PostgresClient
+import Testing
+
+/// ``PostgresPool/pipelinedTransaction(_:)``: sent from the caller's task, answered through the
+/// shared poller, and classified as the connection's own pipelined transaction is.
+@Suite("Pipelined transactions on the pool")
+struct PooledPipelineTests {
+    static let database = Task { () throws -> TestDatabase in
+        let database = try await TestPostgres.database("pooled_pipeline")
+        try await runOnDedicatedThread {
+            try database.connect().execute(unsafeSQL: """
+                CREATE TABLE numbers (n int PRIMARY KEY, label text);
+                CREATE TABLE deferred_unique (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)
+                """)
+        }
+        return database
+    }
+
+    private func count(_ database: TestDatabase, where condition: String) async throws -> Int {
+        try await runOnDedicatedThread {
+            try database.connect().execute(unsafeSQL: "SELECT count(*) FROM numbers WHERE \(condition)")[0].decode(Int.self, at: 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func manyCallersOverFewConnectionsEachCommitOnceAndGetTheirOwnRows() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))
+        let returned = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for n in 1000..<1064 {
+                group.addTask {
+                    let rows = try await pool.pipelinedTransaction(
+                        "INSERT INTO numbers (n, label) VALUES (\(n), \("many")) RETURNING n * 2 AS doubled")
+                    return (n, try rows[0].decode(Int.self, "doubled"))
+                }
+            }
+            var returned: [(Int, Int)] = []
+            for try await pair in group { returned.append(pair) }
+            return returned
+        }
+        #expect(returned.count == 64)
+        #expect(returned.allSatisfy { $0.1 == $0.0 * 2 })
+        #expect(try await count(database, where: "label = 'many'") == 64)
+        // The first transaction on each connection prepares its statements on the connection's
+        // thread; every later one is read by the poller.
+        #expect(pool.polledTransactions >= 64 - 4)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anErrorOfTheStatementIsDefiniteAndTheConnectionIsRolledBackForTheNextCaller() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let insert: (Int) -> PostgresQuery = { "INSERT INTO numbers (n, label) VALUES (\($0), \("refused")) RETURNING n" }
+        _ = try await pool.pipelinedTransaction(insert(2000))
+        let pid = try await pool.withConnection { $0.backendPID }
+        let polledBefore = pool.polledTransactions
+
+        // A duplicate key: the server refuses the statement, so the COMMIT is skipped.
+        let error = await #expect(throws: PostgresError.self) { try await pool.pipelinedTransaction(insert(2000)) }
+        #expect(error?.code == .server)
+        #expect(error?.sqlState == .uniqueViolation)
+        #expect(pool.polledTransactions == polledBefore + 1)
+
+        let (samePID, state) = try await pool.withConnection { ($0.backendPID, $0.transactionState) }
+        #expect(samePID == pid)
+        #expect(state == .idle)
+        _ = try await pool.pipelinedTransaction(insert(2001))
+        #expect(try await count(database, where: "label = 'refused'") == 2)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCommitTheServerRefusesIsDefinite() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        _ = try await pool.pipelinedTransaction("INSERT INTO deferred_unique VALUES (\(1))")
+        // The unique check is deferred to COMMIT, which the server refuses: nothing committed.
+        let error = await #expect(throws: PostgresError.self) {
+            try await pool.pipelinedTransaction("INSERT INTO deferred_unique VALUES (\(1))")
+        }
+        #expect(error?.code == .server)
+        #expect(error?.sqlState == .uniqueViolation)
+        let rows = try await pool.withConnection { try $0.query("SELECT count(*) AS n FROM deferred_unique")[0].decode(Int.self, "n") }
+        #expect(rows == 1)
+        #expect(pool.polledTransactions == 1)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func statementsTheServerForgotArePreparedAgain() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let select: PostgresQuery = "SELECT \(20) + \(1) AS n"
+        #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
+        // As a pooler's DISCARD ALL would: the prepared BEGIN, statement and COMMIT are gone.
+        try await pool.withConnection { try $0.execute(unsafeSQL: "DEALLOCATE ALL") }
+        #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
+        #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
+        #expect(pool.statistics.opened == 1)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func requestsAndAnswersLargerThanTheSocketBuffersArriveWhole() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let big = String(repeating: "abcdefgh", count: 1_000_000)
+        let query: PostgresQuery = "SELECT length(\(big)) AS sent, repeat(\("xy"), \(Int32(3_000_000))) AS answer"
+        _ = try await pool.pipelinedTransaction(query)
+        let rows = try await pool.pipelinedTransaction(query)
+        #expect(try rows[0].decode(Int.self, "sent") == 8_000_000)
+        let answer = try rows[0].decode(String.self, "answer")
+        #expect(answer.utf8.count == 6_000_000)
+        #expect(answer.hasPrefix("xyxy") && answer.hasSuffix("xyxy"))
+        #expect(pool.polledTransactions == 1)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRequestTheSocketCannotTakeAtOnceIsWrittenAsItDrains() async throws {
+        let database = try await Self.database.value
+        let (pool, proxy) = try Self.poolThroughProxy(to: database)
+        let big = String(repeating: "abcdefgh", count: 4_000_000)
+        let query: PostgresQuery = "SELECT length(\(big)) AS sent"
+        _ = try await pool.pipelinedTransaction("SELECT length(\("warm-up")) AS sent")
+        // 32 MB that nobody reads for a while: more than the sockets on the way can hold, so
+        // the rest waits in libpq until the socket is writable again, which only the poller
+        // can see (the server answers nothing before it has the whole request).
+        proxy.holdClientBytes()
+        let transaction = Task { try await pool.pipelinedTransaction(query) }
+        try await Task.sleep(for: .milliseconds(300))
+        proxy.releaseClientBytes()
+        #expect(try await transaction.value[0].decode(Int.self, "sent") == 32_000_000)
+        #expect(pool.polledTransactions == 1)
+        await pool.shutdown()
+        proxy.stop()
+    }
+
+    private static func poolThroughProxy(to database: TestDatabase) throws -> (PostgresPool, LossyProxy) {
+        var components = try #require(URLComponents(string: database.connectionString))
+        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        let pool = PostgresPool(configuration: .init(connectionString: components.string, connectTimeout: .seconds(10)),
+                                maximumConnections: 1)
+        return (pool, proxy)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTerminatedBackendIsReplacedBeforeTheNextTransaction() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(applicationName: "pipeline-terminate"),
+                                maximumConnections: 1)
+        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let first = try await pool.pipelinedTransaction("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+        let terminated = try await admin.withConnection { connection in
+            try connection.query("SELECT pg_terminate_backend(\(first), \(5000)) AS done")[0].decode(Bool.self, "done")
+        }
+        #expect(terminated)
+        let second = try await pool.pipelinedTransaction("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+        #expect(second != first)
+        #expect(pool.statistics.opened == 2)
+        await pool.shutdown()
+        await admin.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aLostAnswerToCommitIsOutcomeUnknownThoughTheServerCommitted() async throws {
+        let database = try await Self.database.value
+        let (pool, proxy) = try Self.poolThroughProxy(to: database)
+        let insert: (Int) -> PostgresQuery = { "INSERT INTO numbers (n, label) VALUES (\($0), \("lost")) RETURNING n" }
+        _ = try await pool.pipelinedTransaction(insert(3000))
+        proxy.loseNextReplyToCommit()
+        let error = await #expect(throws: PostgresError.self) { try await pool.pipelinedTransaction(insert(3001)) }
+        #expect(error?.code == .outcomeUnknown)
+        #expect(proxy.lostReplyCount == 1)
+        #expect(pool.polledTransactions == 1)
+        #expect(try await count(database, where: "label = 'lost'") == 2)
+        // The broken connection is replaced for the next caller.
+        _ = try await pool.pipelinedTransaction(insert(3002))
+        #expect(pool.statistics.opened == 2)
+        await pool.shutdown()
+        proxy.stop()
+    }
+}

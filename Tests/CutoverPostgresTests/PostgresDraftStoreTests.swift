@@ -40,6 +40,22 @@ struct PostgresDraftStoreTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func theLegacyTitleOfAModernWriteIsTheTitleOfTheBytesWritten() async throws {
+        let db = try await StoreDatabase.make("store_v2_title", poolSize: 1)
+        let create = request("create", expected: 0, title: "Plan")
+        _ = try await db.store.commit(create, write: DraftCodecV2().encode(create.content), path: .modern)
+        // Bytes replaced after encoding: the store must read them, not trust the content they
+        // were first encoded from.
+        var write = DraftCodecV2().encode(DraftContent(title: "Encoded first"))
+        write.bytes = DraftCodecV2().encode(DraftContent(title: "Written", body: "Body")).bytes
+        let edit = request("edit", expected: 1, title: "Encoded first")
+        _ = try await db.store.commit(edit, write: write, path: .modern)
+        let title = try await db.sql { try $0.query("SELECT title FROM drafts WHERE id = \("draft-1")")[0].decode(String.self, "title") }
+        #expect(title == "Written")
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aLostReplyToCommitIsOutcomeUnknownAndTheRetryReplays() async throws {
         let direct = try await StoreDatabase.make("store_lost_reply")
         var components = try #require(URLComponents(string: direct.database.connectionString))

@@ -103,13 +103,12 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     /// What each column receives: the title for v1 (and for v2, so that old readers see it),
     /// the v2 document as JSON text.
     ///
-    /// A write is the request's content in the writer's format, and the writers' encodings are
-    /// canonical: when the v2 bytes are exactly the encoding of the request's content, its
-    /// title is the request's, without parsing the document again. Any other write is read
-    /// with the codecs, which refuse what they cannot read.
+    /// A v2 write that the v2 codec has just encoded carries the content it came from, so its
+    /// title is known without parsing the document again. Any other write is read with the
+    /// codecs, which refuse what they cannot read.
     static func representations(of write: EncodedDraft, for request: SaveDraft) throws -> (title: String, document: String?) {
-        if write.format == .v2, write.bytes == DraftCodecV2().encode(request.content).bytes {
-            return (request.content.title, String(decoding: write.bytes, as: UTF8.self))
+        if write.format == .v2, let content = write.encodedContent {
+            return (content.title, String(decoding: write.bytes, as: UTF8.self))
         }
         let content = try DraftCodecRegistry.standard.decode(write, draftID: request.draftID)
         switch write.format {

@@ -7,6 +7,23 @@ struct DraftCodecV2Tests {
         try DraftCodecV2().decode(Array(json.utf8))
     }
 
+    @Test("an encoding remembers the content it came from only while its bytes are unchanged")
+    func encodedContent() {
+        let content = DraftContent(title: "Plan", body: "Body", tags: ["a"])
+        var encoded = DraftCodecV2().encode(content)
+        #expect(encoded.encodedContent == content)
+        // Not part of the value: the same bytes from anywhere else are equal, and hash alike.
+        let sameBytes = EncodedDraft(format: .v2, bytes: encoded.bytes)
+        #expect(sameBytes.encodedContent == nil)
+        #expect(encoded == sameBytes)
+        #expect(Set([encoded, sameBytes]).count == 1)
+        encoded.bytes = DraftCodecV2().encode(DraftContent(title: "Other")).bytes
+        #expect(encoded.encodedContent == nil)
+        var reformatted = DraftCodecV2().encode(content)
+        reformatted.format = .v1
+        #expect(reformatted.encodedContent == nil)
+    }
+
     @Test("controls are escaped, everything else is raw UTF-8")
     func escapes() {
         let title = "\u{0}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1F}\u{7F}/\u{2028}\u{E9}\"\\"

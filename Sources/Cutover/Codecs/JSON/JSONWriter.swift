@@ -6,8 +6,9 @@
 /// hex); all else, `/` and non-ASCII included, is written as raw UTF-8. Numbers
 /// are written as the literal they were parsed from.
 enum JSONWriter {
-    static func bytes(of value: JSONValue) -> [UInt8] {
+    static func bytes(of value: JSONValue, expectedCount: Int = 64) -> [UInt8] {
         var output: [UInt8] = []
+        output.reserveCapacity(expectedCount)
         write(value, to: &output)
         return output
     }
@@ -40,24 +41,37 @@ enum JSONWriter {
 
     private static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Bytes of multi-byte UTF-8 sequences are all 0x80 or above, so escaping byte by byte is exact.
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
-            case 0x08: output.append(contentsOf: #"\b"#.utf8)
-            case 0x09: output.append(contentsOf: #"\t"#.utf8)
-            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
-            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
-            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
-            case 0x00..<0x20:
-                output.append(contentsOf: #"\u00"#.utf8)
-                output.append(hexDigit(byte >> 4))
-                output.append(hexDigit(byte & 0x0F))
-            default: output.append(byte)
+        var text = text
+        // Bytes of multi-byte UTF-8 sequences are all 0x80 or above, so escaping byte by byte is
+        // exact; the runs between escapes are copied whole.
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                writeEscape(of: byte, to: &output)
+                runStart = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscape(of byte: UInt8, to output: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+        case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+        case 0x08: output.append(contentsOf: #"\b"#.utf8)
+        case 0x09: output.append(contentsOf: #"\t"#.utf8)
+        case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+        case 0x0C: output.append(contentsOf: #"\f"#.utf8)
+        case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+        default:
+            output.append(contentsOf: #"\u00"#.utf8)
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
+        }
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

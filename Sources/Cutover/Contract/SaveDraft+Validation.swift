@@ -31,11 +31,21 @@ extension SaveDraft {
     }
 
     private static func check(_ text: String, _ field: RequestField, _ length: ClosedRange<Int>) -> SaveViolation? {
-        let scalars = text.unicodeScalars
-        let count = scalars.count
+        var text = text
+        // One pass over the UTF-8: every scalar has exactly one byte that is not a continuation
+        // byte (10xxxxxx), and a NUL scalar is the byte 0.
+        let (count, hasNUL) = text.withUTF8 { bytes in
+            var count = 0
+            var hasNUL = false
+            for byte in bytes {
+                if byte & 0xC0 != 0x80 { count += 1 }
+                if byte == 0 { hasNUL = true }
+            }
+            return (count, hasNUL)
+        }
         if count == 0, length.lowerBound > 0 { return .empty(field) }
         if count > length.upperBound { return .tooLong(field, maximum: length.upperBound) }
-        if scalars.contains("\u{0}") { return .containsNUL(field) }
+        if hasNUL { return .containsNUL(field) }
         return nil
     }
 }

@@ -81,13 +81,18 @@ enum PostgresTimestamp {
 enum PostgresBytes {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var out: [UInt8] = [92, 120]
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+    static func hex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        String(unsafeUninitializedCapacity: 2 + 2 * bytes.count) { out in
+            out[0] = 92
+            out[1] = 120
+            var position = 2
+            for byte in bytes {
+                out[position] = digits[Int(byte >> 4)]
+                out[position + 1] = digits[Int(byte & 0x0f)]
+                position += 2
+            }
+            return position
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     static func parse(_ text: String) -> [UInt8]? {

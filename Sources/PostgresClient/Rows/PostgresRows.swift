@@ -26,18 +26,12 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public let affectedRows: Int?
 
     private let cells: [String?]
-    private let columnIndex: [String: Int]
 
     init(columns: [PostgresColumn], cells: [String?], commandTag: String, affectedRows: Int?) {
         self.columns = columns
         self.cells = cells
         self.commandTag = commandTag
         self.affectedRows = affectedRows
-        var index: [String: Int] = [:]
-        for (position, column) in columns.enumerated() where index[column.name] == nil {
-            index[column.name] = position
-        }
-        self.columnIndex = index
     }
 
     public var startIndex: Int { 0 }
@@ -45,7 +39,9 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public subscript(position: Int) -> PostgresRow { PostgresRow(rows: self, index: position) }
 
     func cell(row: Int, column: Int) -> String? { cells[row * columns.count + column] }
-    func position(of name: String) -> Int? { columnIndex[name] }
+    /// The first column with this name. A scan: results have few columns, and building an
+    /// index for every result costs more than it saves.
+    func position(of name: String) -> Int? { columns.firstIndex { $0.name == name } }
 }
 
 /// One row of a result.

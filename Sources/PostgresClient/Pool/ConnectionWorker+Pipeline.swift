@@ -1,13 +1,27 @@
 extension ConnectionWorker {
-    /// Runs a pipelined transaction (``PostgresConnection/pipelinedTransaction(_:)``) without a
-    /// thread waiting for the server.
-    ///
+    /// Runs a pipelined transaction (``PostgresConnection/pipelinedTransaction(_:)``), without
+    /// a thread waiting for the server where the system has the shared poller (Linux), and on
+    /// the worker's thread elsewhere.
+    func runPipelined(_ query: PostgresQuery) async throws -> PostgresRows {
+        #if os(Linux)
+        if let poller = SocketPoller.shared { return try await runPolled(query, on: poller) }
+        #endif
+        return try await runOnThread(query)
+    }
+
+    fileprivate func runOnThread(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await run { try $0.pipelinedTransaction(query) }
+    }
+}
+
+#if os(Linux)
+extension ConnectionWorker {
     /// The caller, who holds this worker from the pool, queues BEGIN, the statement and COMMIT
     /// itself without blocking and suspends; the poller's thread reads the answers and resumes
     /// it. Only the rare cases go through the worker's thread: a connection to open or heal, a
     /// statement to prepare, and a transaction to roll back after an error.
-    func runPipelined(_ query: PostgresQuery, on poller: SocketPoller?) async throws -> PostgresRows {
-        guard let poller, let connection, connection.checkHealth() else { return try await runOnThread(query) }
+    private func runPolled(_ query: PostgresQuery, on poller: SocketPoller) async throws -> PostgresRows {
+        guard let connection, connection.checkHealth() else { return try await runOnThread(query) }
         let key = try connection.prepareText(of: query)
         guard let names = connection.pipelineNamesWithoutPreparing(key) else { return try await runOnThread(query) }
         let transaction = PipelinedTransaction(connection: connection, sql: key.sql, binds: query.binds, names: names)
@@ -33,10 +47,6 @@ extension ConnectionWorker {
             // `settle` waits for the outcome; a transaction without one is a broken promise.
             throw PostgresError(code: .unexpectedResponse, message: "a pipelined transaction ended without an outcome")
         }
-    }
-
-    private func runOnThread(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await run { try $0.pipelinedTransaction(query) }
     }
 
     /// Finishes on the worker's thread what the poller did not: waits for an outcome that is
@@ -95,3 +105,4 @@ final class PolledTransaction: SocketPoller.Work, @unchecked Sendable {
         continuation?.resume(returning: true)
     }
 }
+#endif

@@ -3,9 +3,11 @@ import Synchronization
 /// A bounded pool of connections for async Swift code.
 ///
 /// Each connection lives on a thread of its own, so the blocking libpq calls never occupy
-/// Swift's cooperative thread pool; callers suspend until their work has run. A connection that
-/// the server closed (a terminated backend, a restart) is noticed before it is handed out and
-/// replaced. The pool never holds more than ``maximumConnections`` connections.
+/// Swift's cooperative thread pool; callers suspend until their work has run. A one-statement
+/// transaction (``pipelinedTransaction(_:)``) does not even need that thread: it is sent from
+/// the caller's task and its answer read by one poller thread shared by every connection. A
+/// connection that the server closed (a terminated backend, a restart) is noticed before it is
+/// handed out and replaced. The pool never holds more than ``maximumConnections`` connections.
 ///
 /// ```swift
 /// let pool = PostgresPool(configuration: configuration, maximumConnections: 8)
@@ -80,17 +82,11 @@ public final class PostgresPool: Sendable {
     public func pipelinedTransaction(_ query: PostgresQuery) async throws -> PostgresRows {
         let worker = try await acquire()
         defer { release(worker) }
-        return try await worker.runPipelined(query, on: Self.poller)
+        return try await worker.runPipelined(query)
     }
 
     /// Pipelined transactions whose answers the shared poller read, no thread waiting (for tests).
     var polledTransactions: Int { counters.polledTransactions }
-
-    #if os(Linux)
-    private static var poller: SocketPoller? { SocketPoller.shared }
-    #else
-    private static var poller: SocketPoller? { nil }
-    #endif
 
     /// Runs `body` in a transaction on a connection of the pool; see
     /// ``PostgresConnection/withTransaction(isolation:_:)``.

@@ -5,6 +5,7 @@
 // Swift's Glibc module leaves <sys/epoll.h> out, so it is imported here; nothing needs wrapping.
 #ifdef __linux__
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #endif
 
 #endif

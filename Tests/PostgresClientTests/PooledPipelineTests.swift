@@ -50,6 +50,41 @@ struct PooledPipelineTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func tasksThatPreferThePoolsExecutorRunOnThePollersThreadAndAllFinish() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))
+        let executor = try #require(PostgresPool.taskExecutor)
+        let poller = try #require(SocketPoller.shared)
+        // More tasks than connections, each mixing pipelined transactions (read by the poller)
+        // with work on a connection's own thread, and waiting for connections in the pool.
+        let results = try await withThrowingTaskGroup(of: (Int, Int, Bool).self) { group in
+            for n in 0..<32 {
+                group.addTask(executorPreference: executor) {
+                    var sum = 0
+                    var alwaysOnPoller = true
+                    for i in 0..<5 {
+                        sum += try await pool.pipelinedTransaction("SELECT \(n) + \(i) AS s")[0].decode(Int.self, "s")
+                        alwaysOnPoller = alwaysOnPoller && poller.isCurrentThread
+                    }
+                    sum += try await pool.withConnection { try $0.query("SELECT \(n) AS n")[0].decode(Int.self, "n") }
+                    alwaysOnPoller = alwaysOnPoller && poller.isCurrentThread
+                    return (n, sum, alwaysOnPoller)
+                }
+            }
+            var results: [(Int, Int, Bool)] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        #expect(results.count == 32)
+        #expect(results.allSatisfy { $0.1 == 6 * $0.0 + 10 })
+        #expect(results.allSatisfy { $0.2 })
+        // A task without the preference runs on the cooperative threads.
+        _ = try await pool.pipelinedTransaction("SELECT \(1) AS n")
+        #expect(!poller.isCurrentThread)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func anErrorOfTheStatementIsDefiniteAndTheConnectionIsRolledBackForTheNextCaller() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)

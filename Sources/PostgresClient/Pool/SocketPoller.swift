@@ -7,11 +7,16 @@ import Synchronization
 /// One thread that waits on many connections' sockets at once, with epoll, and lets each
 /// waiting piece of work go on when its socket is ready.
 ///
-/// A caller queues its commands without blocking, hands the rest to ``watch(_:)`` and suspends;
-/// the poller reads the answers as they arrive and resumes the caller when its work is done. A
-/// thread then serves every connection of the process instead of each connection waiting on a
-/// thread of its own, and waking up is shared by all connections ready at the same moment.
-final class SocketPoller: Sendable {
+/// A caller queues its commands without blocking, hands the rest to ``watch(_:for:)`` and
+/// suspends; the poller reads the answers as they arrive and resumes the caller when its work
+/// is done. A thread then serves every connection of the process instead of each connection
+/// waiting on a thread of its own, and waking up is shared by all connections ready at the
+/// same moment.
+///
+/// It is also a task executor (``PostgresPool/taskExecutor``): a task that prefers it runs on
+/// this thread between its awaits, so that when its answer is read it goes on at once, without
+/// a cooperative thread having to be woken to pick it up.
+final class SocketPoller: TaskExecutor {
     /// What a watched piece of work needs next.
     enum Interest {
         /// Its socket must become readable.
@@ -35,13 +40,35 @@ final class SocketPoller: Sendable {
     static let shared: SocketPoller? = SocketPoller()
 
     private let epoll: Int32
+    /// An eventfd in the epoll set, written to wake the thread when a job is queued while it
+    /// waits for sockets.
+    private let wakeDescriptor: Int32
     /// The work waiting on each socket. Each socket is armed for one event at a time
     /// (`EPOLLONESHOT`), so an event is always for the work registered here.
     private let waiting = Mutex<[Int32: any Work]>([:])
 
+    private struct Jobs {
+        var queued: [UnownedJob] = []
+        /// The thread is, or is about to be, blocked in `epoll_wait` with nothing queued.
+        var isWaiting = false
+    }
+    private let jobs = Mutex(Jobs())
+    /// The poller's thread, once it runs (`pthread_self()`).
+    private let thread = Atomic<UInt>(0)
+
+    /// Whether the caller is running on the poller's thread.
+    var isCurrentThread: Bool { thread.load(ordering: .acquiring) == UInt(pthread_self()) }
+
     private init?() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { return nil }
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: wakeDescriptor))
+        guard wakeDescriptor >= 0, epoll_ctl(epoll, EPOLL_CTL_ADD, wakeDescriptor, &event) == 0 else {
+            close(epoll)
+            if wakeDescriptor >= 0 { close(wakeDescriptor) }
+            return nil
+        }
         let thread = Thread { [self] in run() }
         thread.name = "cutover-poller"
         thread.start()
@@ -60,6 +87,16 @@ final class SocketPoller: Sendable {
         return false
     }
 
+    /// Queues a job of a task that prefers this executor; it runs on the poller's thread.
+    func enqueue(_ job: UnownedJob) {
+        let isWaiting = jobs.withLock { jobs in
+            jobs.queued.append(job)
+            defer { jobs.isWaiting = false }
+            return jobs.isWaiting
+        }
+        if isWaiting { _ = eventfd_write(wakeDescriptor, 1) }
+    }
+
     /// Arms a socket for one event; adds it to the epoll set the first time (or again after a
     /// socket of that number was closed, which removes it).
     private func arm(_ socket: Int32, for interest: Interest) -> Bool {
@@ -71,15 +108,31 @@ final class SocketPoller: Sendable {
         return epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0
     }
 
+    /// Runs the queued jobs, then waits for sockets (without blocking while jobs are queued),
+    /// and advances the work of every ready socket.
     private func run() {
+        thread.store(UInt(pthread_self()), ordering: .releasing)
         let capacity = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
+        var batch: [UnownedJob] = []
         while true {
-            let count = epoll_wait(epoll, events, Int32(capacity), -1)
+            let hadJobs = jobs.withLock { jobs in
+                swap(&batch, &jobs.queued)
+                jobs.isWaiting = batch.isEmpty
+                return !batch.isEmpty
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+            let count = epoll_wait(epoll, events, Int32(capacity), hadJobs ? 0 : -1)
             guard count > 0 else { continue }
             for index in 0..<Int(count) {
                 let socket = events[index].data.fd
+                if socket == wakeDescriptor {
+                    var value: eventfd_t = 0
+                    _ = eventfd_read(wakeDescriptor, &value)
+                    continue
+                }
                 guard let work = waiting.withLock({ $0[socket] }) else { continue }
                 let next = work.advance()
                 if next != .done, arm(socket, for: next) { continue }

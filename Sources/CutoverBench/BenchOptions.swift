@@ -37,6 +37,17 @@ struct BenchOptions: Sendable {
     var scriptsDirectory = BenchOptions.defaultScriptsDirectory
     /// The pgbench program; found on PATH or under /usr/lib/postgresql/*/bin when nil.
     var pgbenchPath: String?
+    /// Where our side's save clients run between their awaits.
+    var clientExecutor = ClientExecutor.pool
+
+    /// Where the save scenarios' client tasks run.
+    enum ClientExecutor: String, Sendable {
+        /// On the pool's task executor, the thread that reads the answers
+        /// (``PostgresPool/taskExecutor``), as the pool recommends for tasks that mostly save.
+        case pool
+        /// On Swift's cooperative threads, as any task does by default.
+        case cooperative
+    }
 
     static let quick: BenchOptions = {
         var options = BenchOptions()
@@ -79,6 +90,9 @@ struct BenchOptions: Sendable {
           --json PATH             Also write the JSON report to PATH.
           --scripts DIR           The pgbench scripts (default: the repository's Benchmarks/).
           --pgbench PATH          The pgbench program (default: PATH, then /usr/lib/postgresql/*/bin).
+          --client-executor E     Where our save clients run: pool (default: the pool's task
+                                  executor, the thread that reads the answers) or cooperative
+                                  (Swift's cooperative threads, a task's default).
           -h, --help              Show this help.
         """
 
@@ -124,6 +138,12 @@ struct BenchOptions: Sendable {
             case "--json": options.jsonPath = try value(of: argument)
             case "--scripts": options.scriptsDirectory = try value(of: argument)
             case "--pgbench": options.pgbenchPath = try value(of: argument)
+            case "--client-executor":
+                let text = try value(of: argument)
+                guard let executor = ClientExecutor(rawValue: text) else {
+                    throw BenchUsageError("--client-executor is pool or cooperative, not '\(text)'")
+                }
+                options.clientExecutor = executor
             default: throw BenchUsageError("unknown option '\(argument)'")
             }
         }

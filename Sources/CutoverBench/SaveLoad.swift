@@ -34,16 +34,18 @@ struct SaveLoad: Sendable {
     let writer: any ReportingDraftWriting
     let content: DraftContent
     var clients: [Client]
+    /// Where the clients run between their awaits; nil for Swift's cooperative threads.
+    var executor: (any TaskExecutor)? = nil
 
     /// Saves until `deadline` or until `stop` is raised, whichever comes first; each client saves
     /// at most once per `pace` when one is given, as a live application's users would.
     mutating func run(until deadline: ContinuousClock.Instant, stop: StopSignal? = nil,
                       pace: Duration? = nil) async -> Result {
         let started = ContinuousClock.now
-        let (writer, content) = (writer, content)
+        let (writer, content, executor) = (writer, content, executor)
         let finished = await withTaskGroup(of: (Int, Client, Result).self) { group in
             for (index, client) in clients.enumerated() {
-                group.addTask {
+                group.addTask(executorPreference: executor) {
                     var client = client
                     let result = await Self.save(&client, writer: writer, content: content, deadline: deadline,
                                                  stop: stop, pace: pace)

@@ -102,7 +102,8 @@ struct SaveScenario {
             switch side {
             case .ours:
                 var load = SaveLoad(writer: writer, content: Self.content,
-                                    clients: draftIDs.map { SaveLoad.Client(draftIDs: [$0]) })
+                                    clients: draftIDs.map { SaveLoad.Client(draftIDs: [$0]) },
+                                    executor: options.clientExecutor == .pool ? PostgresPool.taskExecutor : nil)
                 let cpuBefore = CPUClock.ownProcess()
                 let result = await load.run(until: .now + .seconds(seconds))
                 let cpu = CPUClock.ownProcess() - cpuBefore
@@ -155,7 +156,8 @@ struct SaveScenario {
                 rows: ours.map(\.count).reduce(0, +), duration: ours.map(\.duration.seconds).reduce(0, +),
                 rounds: rounds, extra: extra, settings: settings)
         }
-        let settings = "durable commits; \(clients) connections each side; \(options.rounds) rounds of \(options.seconds) s"
+        let settings = "durable commits; \(clients) connections each side; \(options.rounds) rounds of \(options.seconds) s; "
+            + (options.clientExecutor == .pool ? "our clients on the pool's task executor" : "our clients on the cooperative threads")
         return [
             row("save", against: .textbook, goal: clients == 1 ? 1.25 : 1.0, settings: settings),
             row("client overhead", against: .storeSQL, goal: 0.9, settings: settings),

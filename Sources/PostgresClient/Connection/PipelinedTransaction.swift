@@ -16,7 +16,7 @@ internal import CLibPQ
 /// Not `Sendable`: one thread drives it at a time, as its connection.
 final class PipelinedTransaction {
     let connection: PostgresConnection
-    let sql: String
+    private let key: PostgresConnection.StatementKey
     private let binds: [PostgresBind]
     private let names: StatementNames
 
@@ -52,9 +52,10 @@ final class PipelinedTransaction {
     /// for its next command.
     private(set) var isSettled = false
 
-    init(connection: PostgresConnection, sql: String, binds: [PostgresBind], names: StatementNames) {
+    init(connection: PostgresConnection, key: PostgresConnection.StatementKey, binds: [PostgresBind],
+         names: StatementNames) {
         self.connection = connection
-        self.sql = sql
+        self.key = key
         self.binds = binds
         self.names = names
     }
@@ -69,7 +70,7 @@ final class PipelinedTransaction {
     /// - Throws: a definite `connectionLost` if BEGIN or the statement cannot be queued, and
     ///   `outcomeUnknown` if COMMIT or the sync cannot.
     func send(blocking: Bool) throws {
-        guard PQsetnonblocking(handle, blocking ? 0 : 1) == 0 else { throw connection.connectionError(sql: sql) }
+        guard PQsetnonblocking(handle, blocking ? 0 : 1) == 0 else { throw connection.connectionError(sql: key.sql) }
         guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(code: .unexpectedResponse,
                                 message: "cannot enter pipeline mode: " + connection.lastErrorMessage())
@@ -79,12 +80,11 @@ final class PipelinedTransaction {
                 if let name = names.statement {
                     PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
                 } else {
-                    PQsendQueryParams(handle, sql, Int32(binds.count), binds.map { Oid($0.type.rawValue) }, values,
-                                      nil, nil, 0)
+                    PQsendQueryParams(handle, key.sql, Int32(binds.count), key.types, values, nil, nil, 0)
                 }
             }) == 1
         // Without a COMMIT the server cannot commit, so a failure this early is definite.
-        guard sentStatement else { throw connection.connectionError(sql: sql) }
+        guard sentStatement else { throw connection.connectionError(sql: key.sql) }
         guard sendWithoutParameters("COMMIT", prepared: names.commit), PQpipelineSync(handle) == 1 else {
             throw connection.outcomeUnknownError(cause: connection.lastErrorMessage())
         }
@@ -150,15 +150,7 @@ final class PipelinedTransaction {
             }
             return true
         }
-        let classified = classify(result, keepingRows: step == .statement)
-        switch (step, classified) {
-        case (.begin, .rows):
-            isEndingCommand = true
-            return false
-        case (.statement, .rows(let statementRows)):
-            rows = statementRows
-            isEndingCommand = true
-            return false
+        switch (step, classify(result, keepingRows: step == .statement)) {
         case (.commit, .rows(let commit)):
             if commit.commandTag == "COMMIT", let rows {
                 // Committed. Its NULL and then the sync follow; reading them returns the
@@ -170,14 +162,17 @@ final class PipelinedTransaction {
             if commit.commandTag == "ROLLBACK" { return finish(.failure(connection.commitRolledBackError())) }
             return finish(.failure(PostgresError(code: .unexpectedResponse,
                                                  message: "COMMIT was answered with \(commit.commandTag)")))
+        case (_, .rows(let commandRows)):
+            // BEGIN or the statement: only the statement's rows are kept.
+            if step == .statement { rows = commandRows }
+            isEndingCommand = true
+            return false
         case (.commit, .refused(let error)) where !connection.isConnected:
             return finish(.failure(connection.outcomeUnknownError(cause: error.message)))
         case (_, .refused(let error)):
             return finish(.failure(error))
         case (_, .lost(let cause)):
             return finish(.failure(connection.outcomeUnknownError(cause: cause)))
-        case (.sync, _):
-            return true
         }
     }
 
@@ -213,8 +208,8 @@ final class PipelinedTransaction {
             return .refused(PostgresError(code: .unexpectedResponse,
                                           message: "the command was skipped because an earlier one in the pipeline failed"))
         default:
-            let failure = connection.error(from: result, sql: step == .statement ? sql : (step == .begin ? "BEGIN" : "COMMIT"),
-                                           binds: step == .statement ? binds : [])
+            let failure = step == .statement ? connection.error(from: result, sql: key.sql, binds: binds)
+                                             : connection.error(from: result, sql: step == .begin ? "BEGIN" : "COMMIT")
             // libpq's own report of a broken connection carries no SQLSTATE; anything with
             // one was said by the server about this command.
             return failure.sqlState == nil && failure.code != .server ? .lost(failure.message) : .refused(failure)

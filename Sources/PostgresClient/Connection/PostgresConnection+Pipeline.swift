@@ -38,7 +38,7 @@ extension PostgresConnection {
         let names = PipelinedTransaction.StatementNames(begin: try preparedStatement(Self.beginKey),
                                                         statement: try preparedStatement(key),
                                                         commit: try preparedStatement(Self.commitKey))
-        let transaction = PipelinedTransaction(connection: self, sql: key.sql, binds: binds, names: names)
+        let transaction = PipelinedTransaction(connection: self, key: key, binds: binds, names: names)
         defer { leavePipeline() }
         try transaction.send(blocking: true)
         while !transaction.advance(waiting: true) {}

@@ -24,15 +24,16 @@ extension ConnectionWorker {
         guard let connection, connection.checkHealth() else { return try await runOnThread(query) }
         let key = try connection.prepareText(of: query)
         guard let names = connection.pipelineNamesWithoutPreparing(key) else { return try await runOnThread(query) }
-        let transaction = PipelinedTransaction(connection: connection, sql: key.sql, binds: query.binds, names: names)
+        let transaction = PipelinedTransaction(connection: connection, key: key, binds: query.binds, names: names)
+        let polled = PolledTransaction(transaction)
         do {
             try transaction.send(blocking: false)
         } catch {
-            await settle(transaction)
+            await settle(polled)
             throw error
         }
-        if await PolledTransaction(transaction).wait(on: poller) { counters.polled() }
-        if !transaction.isSettled { await settle(transaction) }
+        if await polled.wait(on: poller) { counters.polled() }
+        if !transaction.isSettled { await settle(polled) }
         switch transaction.outcome {
         case .success(let rows):
             return rows
@@ -52,11 +53,10 @@ extension ConnectionWorker {
     /// Finishes on the worker's thread what the poller did not: waits for an outcome that is
     /// still unknown, reads to the end of the pipeline, rolls back a transaction an error left
     /// open, and drops a broken connection.
-    private func settle(_ transaction: PipelinedTransaction) async {
-        let pending = PolledTransaction(transaction)
+    private func settle(_ polled: PolledTransaction) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             enqueue { [self] in
-                let transaction = pending.transaction
+                let transaction = polled.transaction
                 if transaction.outcome == nil {
                     while !transaction.advance(waiting: true) {}
                 }
@@ -68,11 +68,13 @@ extension ConnectionWorker {
     }
 }
 
-/// A pipelined transaction handed from its suspended caller to the poller and back.
+/// A pipelined transaction handed from its suspended caller to the poller, or to the worker's
+/// thread, and back.
 final class PolledTransaction: SocketPoller.Work, @unchecked Sendable {
     // Safe to share because one thread at a time touches the transaction and its connection:
-    // the caller until it is watched, the poller's thread from then until `finish()`, and the
-    // caller again once resumed. The poller's lock and the continuation order those hand-overs.
+    // the caller until it is watched, the poller's thread from then until `finish()` (or the
+    // worker's thread during `settle`), and the caller again once resumed. The poller's lock, the
+    // worker's queue and the continuations order those hand-overs.
     let transaction: PipelinedTransaction
     let socket: Int32
     private var continuation: CheckedContinuation<Bool, Never>?

@@ -9,7 +9,7 @@ import Foundation
 final class ConnectionWorker: @unchecked Sendable {
     // Safe to share because `jobs` and `isStopping` are only touched while `condition` is
     // locked, and `connection` is touched by one thread at a time: the worker's own thread
-    // inside jobs, or the pool's caller that holds the worker (``runPipelined(_:on:)``), which
+    // inside jobs, or the pool's caller that holds the worker (``runPipelined(_:)``), which
     // touches it only while no job of its runs and hands it to the poller's thread and back
     // through a lock and a continuation.
     private let condition = NSCondition()
@@ -38,7 +38,7 @@ final class ConnectionWorker: @unchecked Sendable {
                     return try body(connection)
                 }
                 // Resumed only once the connection is tidy: the caller may hand it to someone
-                // who drives it directly (``runPipelined(_:on:)``).
+                // who drives it directly (``runPipelined(_:)``).
                 continuation.resume(with: result)
             }
         }

@@ -30,7 +30,7 @@ struct DemoCommand: Sendable {
             // Interrupted: the database went away under the fleet. Leave as the signal says.
             if let number = cleanup.interruption {
                 cleanup.run()
-                exit(128 + number)
+                Cleanup.leave(signal: number)
             }
             throw error
         }
@@ -222,11 +222,18 @@ final class Cleanup: @unchecked Sendable {
                 condition.unlock()
                 FileHandle.standardError.write(Data("\ninterrupted: removing the demo's database\n".utf8))
                 run()
-                exit(128 + number)
+                Self.leave(signal: number)
             }
             source.resume()
             return source
         }
+    }
+
+    /// Ends the process at once with the shell's status for `signal`. The fleet's threads may
+    /// still be running, so exit handlers are skipped: libcrypto's would free per-thread state
+    /// that those threads still hold. Output is unbuffered, so nothing written is lost.
+    static func leave(signal: Int32) -> Never {
+        _exit(128 + signal)
     }
 }
 

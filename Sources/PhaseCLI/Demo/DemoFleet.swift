@@ -53,26 +53,21 @@ final class FleetLedger: Sendable {
 final class OldApplicationInstance: Sendable {
     let name: String
     private let stopped = Mutex(false)
-    /// The thread's end.
-    private let ended = Completion()
+    private let thread: JoinedThread
 
     init(name: String, configuration: PostgresConfiguration, drafts: Int, ledger: FleetLedger) {
         self.name = name
         var named = configuration
         named.applicationName = name
         let configured = named
-        let thread = Thread { [self] in
-            run(configuration: configured, drafts: drafts, ledger: ledger)
-            ended.finish()
-        }
-        thread.name = name
-        thread.start()
+        thread = JoinedThread(named: name)
+        thread.start { [self] in run(configuration: configured, drafts: drafts, ledger: ledger) }
     }
 
     /// Stops writing, leaves the registry and disconnects.
     func retire() async {
         stopped.withLock { $0 = true }
-        await ended.wait()
+        await thread.ended.wait()
     }
 
     private func run(configuration: PostgresConfiguration, drafts: Int, ledger: FleetLedger) {

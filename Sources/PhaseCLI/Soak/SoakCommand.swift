@@ -70,13 +70,8 @@ struct SoakCommand: Sendable {
 
         let faults = FaultCounts()
         let stop = Completion()
-        let injectorEnded = Completion()
-        let injector = Thread {
-            Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop)
-            injectorEnded.finish()
-        }
-        injector.name = "cutover-soak-faults"
-        injector.start()
+        let injector = JoinedThread(named: "cutover-soak-faults")
+        injector.start { Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop) }
 
         // The writer path switches back and forth; a backfill runs halfway.
         let started = ContinuousClock.now
@@ -100,7 +95,7 @@ struct SoakCommand: Sendable {
         }
         stop.finish()
         // Let the last restart finish before the instances resolve their last saves.
-        await injectorEnded.wait()
+        await injector.ended.wait()
         for instance in fleet where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
             command.note("\(instance.name) did not finish its last save within 60s")
         }

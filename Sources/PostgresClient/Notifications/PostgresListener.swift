@@ -36,8 +36,7 @@ public final class PostgresListener: Sendable {
     /// The events, in order. Iterate it from one task only.
     public let events: AsyncStream<PostgresListenerEvent>
     private let isStopped = StopFlag()
-    /// The thread's end.
-    private let ended = Completion()
+    private let thread = JoinedThread(named: "cutover-listener")
 
     /// Starts listening on `channels`.
     ///
@@ -57,13 +56,7 @@ public final class PostgresListener: Sendable {
                               pollMilliseconds: Int32(pollInterval.components.seconds * 1000
                                   + pollInterval.components.attoseconds / 1_000_000_000_000_000))
         continuation.onTermination = { _ in stopped.set() }
-        let ended = ended
-        let thread = Thread {
-            loop.run()
-            ended.finish()
-        }
-        thread.name = "cutover-listener"
-        thread.start()
+        thread.start { loop.run() }
     }
 
     deinit { stop() }
@@ -76,7 +69,7 @@ public final class PostgresListener: Sendable {
     /// Stops listening and waits until the listener's thread has closed its connection and ended.
     public func stopAndWait() async {
         isStopped.set()
-        await ended.wait()
+        await thread.ended.wait()
     }
 }
 

@@ -19,13 +19,13 @@ final class ConnectionWorker: @unchecked Sendable {
 
     let configuration: PostgresConfiguration
     let counters: PoolCounters
+    private let thread: JoinedThread
 
     init(name: String, configuration: PostgresConfiguration, counters: PoolCounters) {
         self.configuration = configuration
         self.counters = counters
-        let thread = Thread { [self] in runLoop() }
-        thread.name = name
-        thread.start()
+        thread = JoinedThread(named: name)
+        thread.start { [self] in runLoop() }
     }
 
     /// Runs `body` with a live connection on the worker's thread.
@@ -45,17 +45,10 @@ final class ConnectionWorker: @unchecked Sendable {
     }
 
     /// Closes the connection and ends the thread once queued jobs have run; resumes the
-    /// caller when done.
+    /// caller when the thread has ended.
     func stop() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            enqueue { [self] in
-                dropConnection()
-                condition.lock()
-                isStopping = true
-                condition.unlock()
-                continuation.resume()
-            }
-        }
+        stopSoon()
+        await thread.ended.wait()
     }
 
     /// Ends the thread without waiting (used when the pool is released without a shutdown).

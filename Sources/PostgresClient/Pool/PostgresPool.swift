@@ -127,6 +127,10 @@ public final class PostgresPool: Sendable {
 
     /// Refuses new work, fails waiting callers with `poolClosed`, lets running work finish,
     /// and closes every connection before returning.
+    ///
+    /// It returns only once every connection's thread has ended, so the process may exit right
+    /// after it. Call it before exiting: a program that exits while a thread that used libpq is
+    /// still ending can crash in libcrypto's exit handler.
     public func shutdown() async {
         let (idle, waiters): ([ConnectionWorker], [Waiter]) = state.withLock { state in
             state.isClosed = true

@@ -29,7 +29,9 @@ struct PhaseFleetWorkflowTests {
     @Test func aBackfillKilledMidwayResumesFromItsCursorAndConvertsEveryRowOnce() async throws {
         let db = try await WorkflowDatabase.make("fleet_backfill_kill", rows: 6000)
         try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
-        let started = try PhaseBinary.start(["backfill", "--batch-size", "100", "--batch-delay", "20ms"], databaseURL: db.url)
+        // 60 batches 200 ms apart: a dozen seconds of runway, so that a loaded machine that runs
+        // this task late still kills the backfill midway.
+        let started = try PhaseBinary.start(["backfill", "--batch-size", "100", "--batch-delay", "200ms"], databaseURL: db.url)
         var cursor: String?
         for _ in 0..<500 {
             cursor = try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state")

@@ -126,7 +126,10 @@ struct SaveScenario {
         for side in Side.allCases { _ = try await measure(side, seconds: options.warmUpSeconds) }
         var measured: [Side: [Measurement]] = [:]
         for round in 0..<options.rounds {
-            let order = round.isMultiple(of: 2) ? Side.allCases : Side.allCases.reversed()
+            // The store's SQL runs between ours and the textbook in every round, so that the
+            // closest comparison (client overhead) is always of two runs side by side: load on
+            // this machine drifts within seconds. Who runs first alternates.
+            let order: [Side] = round.isMultiple(of: 2) ? [.ours, .storeSQL, .textbook] : [.textbook, .storeSQL, .ours]
             for side in order { measured[side, default: []].append(try await measure(side, seconds: options.seconds)) }
             let figures = Side.allCases.map { "\($0.rawValue) \(Format.number(measured[$0]!.last!.rate))/s" }
             log.step("saves, \(label): round \(round + 1)/\(options.rounds): " + figures.joined(separator: ", "))

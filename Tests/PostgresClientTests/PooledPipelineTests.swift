@@ -9,7 +9,7 @@ import Testing
 struct PooledPipelineTests {
     static let database = Task { () throws -> TestDatabase in
         let database = try await TestPostgres.database("pooled_pipeline")
-        try await runOnDedicatedThread {
+        _ = try await runOnDedicatedThread {
             try database.connect().execute(unsafeSQL: """
                 CREATE TABLE numbers (n int PRIMARY KEY, label text);
                 CREATE TABLE deferred_unique (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)
@@ -50,11 +50,11 @@ struct PooledPipelineTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func tasksThatPreferThePoolsExecutorRunOnThePollersThreadAndAllFinish() async throws {
+    func tasksThatPreferThePoolsExecutorRunOnThePollersThreadsAndAllFinish() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))
         let executor = try #require(PostgresPool.taskExecutor)
-        let poller = try #require(SocketPoller.shared)
+        let pollers = try #require(PollerGroup.shared)
         // More tasks than connections, each mixing pipelined transactions (read by the poller)
         // with work on a connection's own thread, and waiting for connections in the pool.
         let results = try await withThrowingTaskGroup(of: (Int, Int, Bool).self) { group in
@@ -64,10 +64,10 @@ struct PooledPipelineTests {
                     var alwaysOnPoller = true
                     for i in 0..<5 {
                         sum += try await pool.pipelinedTransaction("SELECT \(n) + \(i) AS s")[0].decode(Int.self, "s")
-                        alwaysOnPoller = alwaysOnPoller && poller.isCurrentThread
+                        alwaysOnPoller = alwaysOnPoller && pollers.isCurrentThread
                     }
                     sum += try await pool.withConnection { try $0.query("SELECT \(n) AS n")[0].decode(Int.self, "n") }
-                    alwaysOnPoller = alwaysOnPoller && poller.isCurrentThread
+                    alwaysOnPoller = alwaysOnPoller && pollers.isCurrentThread
                     return (n, sum, alwaysOnPoller)
                 }
             }
@@ -80,8 +80,17 @@ struct PooledPipelineTests {
         #expect(results.allSatisfy { $0.2 })
         // A task without the preference runs on the cooperative threads.
         _ = try await pool.pipelinedTransaction("SELECT \(1) AS n")
-        #expect(!poller.isCurrentThread)
+        #expect(!pollers.isCurrentThread)
         await pool.shutdown()
+    }
+
+    @Test func thereIsAPollerPerCoreUpToFourAndEachServesConnections() throws {
+        let group = try #require(PollerGroup.shared)
+        #expect(group.pollers.count == min(ProcessInfo.processInfo.activeProcessorCount, 4))
+        // Every poller serves connections (other tests open connections meanwhile, so the
+        // turns seen here need not be exactly even).
+        let given = Set((0..<group.pollers.count * 8).map { _ in ObjectIdentifier(group.pollerForConnection()) })
+        #expect(given == Set(group.pollers.map(ObjectIdentifier.init)))
     }
 
     @Test(.timeLimit(.minutes(1)))

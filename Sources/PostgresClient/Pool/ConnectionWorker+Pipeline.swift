@@ -4,7 +4,7 @@ extension ConnectionWorker {
     /// the worker's thread elsewhere.
     func runPipelined(_ query: PostgresQuery) async throws -> PostgresRows {
         #if os(Linux)
-        if let poller = SocketPoller.shared { return try await runPolled(query, on: poller) }
+        if let poller { return try await runPolled(query, on: poller) }
         #endif
         return try await runOnThread(query)
     }

@@ -20,6 +20,10 @@ final class ConnectionWorker: @unchecked Sendable {
     let configuration: PostgresConfiguration
     let counters: PoolCounters
     private let thread: JoinedThread
+    #if os(Linux)
+    /// The poller that reads this worker's pipelined answers.
+    let poller = PollerGroup.shared?.pollerForConnection()
+    #endif
 
     init(name: String, configuration: PostgresConfiguration, counters: PoolCounters) {
         self.configuration = configuration

@@ -85,15 +85,15 @@ public final class PostgresPool: Sendable {
         return try await worker.runPipelined(query)
     }
 
-    /// The thread that reads every pool's pipelined answers, as a task executor; nil where there
-    /// is none (outside Linux).
+    /// The threads that read every pool's pipelined answers (one per core, at most four), as a
+    /// task executor; nil where there are none (outside Linux).
     ///
     /// A task that does little but save through pools can prefer it: between its awaits it then
-    /// runs on that thread, and when an answer is read it goes on at once, where otherwise a
+    /// runs on the thread that read its last answer, and goes on at once, where otherwise a
     /// cooperative thread has to be woken to pick it up (about 0.1 ms per transaction on a busy
-    /// two-core machine). The price: while such a task runs, no connection's answers are read,
-    /// so it must never block (no blocking libpq call, no `sleep`, no long computation);
-    /// `await`ing anything, a pool's other calls included, is fine.
+    /// two-core machine). The price: while such a task runs, no answer of the connections that
+    /// thread watches is read, so it must never block (no blocking libpq call, no `sleep`, no
+    /// long computation); `await`ing anything, a pool's other calls included, is fine.
     ///
     /// ```swift
     /// let worker = Task(executorPreference: PostgresPool.taskExecutor) {
@@ -102,7 +102,7 @@ public final class PostgresPool: Sendable {
     /// ```
     public static var taskExecutor: (any TaskExecutor)? {
         #if os(Linux)
-        SocketPoller.shared
+        PollerGroup.shared
         #else
         nil
         #endif

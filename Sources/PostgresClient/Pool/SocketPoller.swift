@@ -13,10 +13,11 @@ import Synchronization
 /// waiting on a thread of its own, and waking up is shared by all connections ready at the
 /// same moment.
 ///
-/// It is also a task executor (``PostgresPool/taskExecutor``): a task that prefers it runs on
-/// this thread between its awaits, so that when its answer is read it goes on at once, without
-/// a cooperative thread having to be woken to pick it up.
-final class SocketPoller: TaskExecutor {
+/// The process has one per core (``PollerGroup``), each connection watched by one of them.
+/// Together they are a task executor (``PostgresPool/taskExecutor``): a task that prefers it
+/// runs on the thread of the poller that read its last answer, so that it goes on at once,
+/// without a cooperative thread having to be woken to pick it up.
+final class SocketPoller: Sendable {
     /// What a watched piece of work needs next.
     enum Interest {
         /// Its socket must become readable.
@@ -35,10 +36,6 @@ final class SocketPoller: TaskExecutor {
         func finish()
     }
 
-    /// The process's poller, started when first needed; nil if the system refuses an epoll
-    /// instance, and then connections wait on their own threads.
-    static let shared: SocketPoller? = SocketPoller()
-
     private let epoll: Int32
     /// An eventfd in the epoll set, written to wake the thread when a job is queued while it
     /// waits for sockets.
@@ -49,6 +46,8 @@ final class SocketPoller: TaskExecutor {
 
     private struct Jobs {
         var queued: [UnownedJob] = []
+        /// The executor the jobs belong to (the group), set before the first job comes.
+        var executor: UnownedTaskExecutor?
         /// The thread is, or is about to be, blocked in `epoll_wait` with nothing queued.
         var isWaiting = false
     }
@@ -59,7 +58,9 @@ final class SocketPoller: TaskExecutor {
     /// Whether the caller is running on the poller's thread.
     var isCurrentThread: Bool { thread.load(ordering: .acquiring) == UInt(pthread_self()) }
 
-    private init?() {
+    /// Starts a poller whose thread is called `name`; nil if the system refuses an epoll
+    /// instance or an eventfd.
+    init?(name: String) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { return nil }
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -70,8 +71,13 @@ final class SocketPoller: TaskExecutor {
             return nil
         }
         let thread = Thread { [self] in run() }
-        thread.name = "cutover-poller"
+        thread.name = name
         thread.start()
+    }
+
+    /// Makes `executor` the one this poller's jobs run on; called once, before any job.
+    func runJobs(on executor: UnownedTaskExecutor) {
+        jobs.withLock { $0.executor = executor }
     }
 
     /// Starts driving `work`: it is advanced once its socket is ready for `interest`.
@@ -87,7 +93,8 @@ final class SocketPoller: TaskExecutor {
         return false
     }
 
-    /// Queues a job of a task that prefers this executor; it runs on the poller's thread.
+    /// Queues a job of a task that prefers the group's executor; it runs on this poller's
+    /// thread.
     func enqueue(_ job: UnownedJob) {
         // On the poller's own thread (a task resumed by the work it finished) the loop runs
         // the job before it waits again, so waking it would only cost a write, a read and an
@@ -107,14 +114,16 @@ final class SocketPoller: TaskExecutor {
     /// Runs the jobs queued so far; returns whether there were any.
     @discardableResult
     private func runQueuedJobs(_ batch: inout [UnownedJob], waitingIfNone: Bool) -> Bool {
-        let hadJobs = jobs.withLock { jobs in
+        let executor = jobs.withLock { jobs in
             swap(&batch, &jobs.queued)
             if waitingIfNone { jobs.isWaiting = batch.isEmpty }
-            return !batch.isEmpty
+            return jobs.executor
         }
-        for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        guard !batch.isEmpty else { return false }
+        guard let executor else { preconditionFailure("a job came before the poller was given its executor") }
+        for job in batch { job.runSynchronously(on: executor) }
         batch.removeAll(keepingCapacity: true)
-        return hadJobs
+        return true
     }
 
     /// Arms a socket for one event; adds it to the epoll set the first time (or again after a

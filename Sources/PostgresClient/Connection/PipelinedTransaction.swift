@@ -22,9 +22,9 @@ final class PipelinedTransaction {
 
     /// The prepared names of BEGIN, the statement and COMMIT; nil runs one unprepared.
     struct StatementNames {
-        var begin: String?
-        var statement: String?
-        var commit: String?
+        var begin: [CChar]?
+        var statement: [CChar]?
+        var commit: [CChar]?
     }
 
     /// What is read next.
@@ -182,7 +182,7 @@ final class PipelinedTransaction {
     }
 
     /// Queues a statement without parameters: its prepared name when it has one.
-    private func sendWithoutParameters(_ sql: String, prepared name: String?) -> Bool {
+    private func sendWithoutParameters(_ sql: String, prepared name: [CChar]?) -> Bool {
         if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) == 1 }
         return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
     }

@@ -21,7 +21,9 @@ public final class PostgresConnection {
     /// The PGconn. Owned by this object and freed in `deinit`.
     let handle: OpaquePointer
     private let notices = NoticeSink()
-    private var statementNames: [StatementKey: String] = [:]
+    /// Each prepared statement's name, as the C string libpq takes (kept so, because a Swift
+    /// string passed to C is copied into a new buffer on every call).
+    private var statementNames: [StatementKey: [CChar]] = [:]
     private var nextStatementNumber = 0
     private let knownPasswords: [String]
 
@@ -217,10 +219,10 @@ public final class PostgresConnection {
 
     /// The name of the statement prepared for `key`, preparing it now if needed; nil when the
     /// cache is full and the statement should run unprepared.
-    func preparedStatement(_ key: StatementKey) throws -> String? {
+    func preparedStatement(_ key: StatementKey) throws -> [CChar]? {
         if let name = statementNames[key] { return name }
         guard statementNames.count < Self.statementCacheLimit else { return nil }
-        let name = "cutover_\(nextStatementNumber)"
+        let name = Array("cutover_\(nextStatementNumber)".utf8CString)
         nextStatementNumber += 1
         _ = try rows(from: PQprepare(handle, name, key.sql, Int32(key.types.count), key.types), sql: key.sql)
         statementNames[key] = name
@@ -229,7 +231,7 @@ public final class PostgresConnection {
 
     /// The name prepared for `key` without preparing it: `.some(nil)` when the cache is full
     /// and it would run unprepared, nil when it still has to be prepared.
-    func preparedStatementWithoutPreparing(_ key: StatementKey) -> String?? {
+    func preparedStatementWithoutPreparing(_ key: StatementKey) -> [CChar]?? {
         if let name = statementNames[key] { return .some(name) }
         return statementNames.count < Self.statementCacheLimit ? nil : .some(nil)
     }

@@ -39,7 +39,8 @@ enum JSONWriter {
         }
     }
 
-    private static func writeString(_ text: String, to output: inout [UInt8]) {
+    /// Writes `text` as a JSON string, escaped as above.
+    static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         // Bytes of multi-byte UTF-8 sequences are all 0x80 or above, so escaping byte by byte is

@@ -42,7 +42,7 @@ struct BenchOptions: Sendable {
 
     /// Where the save scenarios' client tasks run.
     enum ClientExecutor: String, Sendable {
-        /// On the pool's task executor, the thread that reads the answers
+        /// On the pool's task executor, the threads that read the answers
         /// (``PostgresPool/taskExecutor``), as the pool recommends for tasks that mostly save.
         case pool
         /// On Swift's cooperative threads, as any task does by default.
@@ -91,7 +91,7 @@ struct BenchOptions: Sendable {
           --scripts DIR           The pgbench scripts (default: the repository's Benchmarks/).
           --pgbench PATH          The pgbench program (default: PATH, then /usr/lib/postgresql/*/bin).
           --client-executor E     Where our save clients run: pool (default: the pool's task
-                                  executor, the thread that reads the answers) or cooperative
+                                  executor, the threads that read the answers) or cooperative
                                   (Swift's cooperative threads, a task's default).
           -h, --help              Show this help.
         """

@@ -56,12 +56,8 @@ struct PoolTests {
     func aTerminatedConnectionIsReplacedBeforeTheNextCaller() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-terminate"), maximumConnections: 1)
-        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
         let first = try await pool.withConnection { $0.backendPID }
-        let terminated = try await admin.withConnection { connection in
-            try connection.query("SELECT pg_terminate_backend(\(first), \(5000)) AS done")[0].decode(Bool.self, "done")
-        }
-        #expect(terminated)
+        #expect(try await database.terminateBackend(first))
         let (second, answer) = try await pool.withConnection { connection in
             (connection.backendPID, try connection.query("SELECT \(41) + 1 AS n")[0].decode(Int.self, "n"))
         }
@@ -69,7 +65,6 @@ struct PoolTests {
         #expect(answer == 42)
         #expect(pool.statistics.opened == 2)
         await pool.shutdown()
-        await admin.shutdown()
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -198,17 +198,12 @@ struct PooledPipelineTests {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(applicationName: "pipeline-terminate"),
                                 maximumConnections: 1)
-        let admin = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
         let first = try await pool.pipelinedTransaction("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
-        let terminated = try await admin.withConnection { connection in
-            try connection.query("SELECT pg_terminate_backend(\(first), \(5000)) AS done")[0].decode(Bool.self, "done")
-        }
-        #expect(terminated)
+        #expect(try await database.terminateBackend(first))
         let second = try await pool.pipelinedTransaction("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
         #expect(second != first)
         #expect(pool.statistics.opened == 2)
         await pool.shutdown()
-        await admin.shutdown()
     }
 
     @Test(.timeLimit(.minutes(1)))

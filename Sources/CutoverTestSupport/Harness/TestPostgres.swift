@@ -108,4 +108,12 @@ public struct TestDatabase: Sendable {
     public func connect(applicationName: String? = nil) throws -> PostgresConnection {
         try PostgresConnection(configuration: configuration(applicationName: applicationName))
     }
+
+    /// Ends the server process `pid` as an administrator would (`pg_terminate_backend`, waiting
+    /// up to 5 s for it to go), from a connection of its own; true when it went.
+    public func terminateBackend(_ pid: Int32) async throws -> Bool {
+        try await runOnDedicatedThread {
+            try connect().query("SELECT pg_terminate_backend(\(pid), \(5000)) AS done")[0].decode(Bool.self, "done")
+        }
+    }
 }

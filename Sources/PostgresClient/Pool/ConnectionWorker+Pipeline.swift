@@ -1,6 +1,6 @@
 extension ConnectionWorker {
     /// Runs a pipelined transaction (``PostgresConnection/pipelinedTransaction(_:)``), without
-    /// a thread waiting for the server where the system has the shared poller (Linux), and on
+    /// a thread waiting for the server where the system has the shared pollers (Linux), and on
     /// the worker's thread elsewhere.
     func runPipelined(_ query: PostgresQuery) async throws -> PostgresRows {
         #if os(Linux)

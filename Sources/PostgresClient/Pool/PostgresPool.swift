@@ -5,7 +5,7 @@ import Synchronization
 /// Each connection lives on a thread of its own, so the blocking libpq calls never occupy
 /// Swift's cooperative thread pool; callers suspend until their work has run. A one-statement
 /// transaction (``pipelinedTransaction(_:)``) does not even need that thread: it is sent from
-/// the caller's task and its answer read by one poller thread shared by every connection. A
+/// the caller's task and its answer read by a poller thread shared with other connections. A
 /// connection that the server closed (a terminated backend, a restart) is noticed before it is
 /// handed out and replaced. The pool never holds more than ``maximumConnections`` connections.
 ///
@@ -73,8 +73,8 @@ public final class PostgresPool: Sendable {
     /// reported.
     ///
     /// While the server works, no thread waits for it: the statements are queued from the
-    /// caller's task without blocking, and one thread shared by every pool reads the answers of
-    /// all connections as they arrive (on Linux; elsewhere the connection's own thread waits).
+    /// caller's task without blocking, and poller threads shared by every pool (one per core)
+    /// read the answers as they arrive (on Linux; elsewhere the connection's own thread waits).
     ///
     /// ```swift
     /// let rows = try await pool.pipelinedTransaction("SELECT * FROM cutover.save_draft(\(scope), …)")
@@ -108,7 +108,7 @@ public final class PostgresPool: Sendable {
         #endif
     }
 
-    /// Pipelined transactions whose answers the shared poller read, no thread waiting (for tests).
+    /// Pipelined transactions whose answers a poller read, no thread waiting (for tests).
     var polledTransactions: Int { counters.polledTransactions }
 
     /// Runs `body` in a transaction on a connection of the pool; see

@@ -9,9 +9,8 @@ import Synchronization
 ///
 /// A caller queues its commands without blocking, hands the rest to ``watch(_:for:)`` and
 /// suspends; the poller reads the answers as they arrive and resumes the caller when its work
-/// is done. A thread then serves every connection of the process instead of each connection
-/// waiting on a thread of its own, and waking up is shared by all connections ready at the
-/// same moment.
+/// is done. A thread then serves many connections instead of each connection waiting on a
+/// thread of its own, and waking up is shared by all its connections ready at the same moment.
 ///
 /// The process has one per core (``PollerGroup``), each connection watched by one of them.
 /// Together they are a task executor (``PostgresPool/taskExecutor``): a task that prefers it

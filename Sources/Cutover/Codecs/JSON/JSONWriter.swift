@@ -6,9 +6,9 @@
 /// hex); all else, `/` and non-ASCII included, is written as raw UTF-8. Numbers
 /// are written as the literal they were parsed from.
 enum JSONWriter {
-    static func bytes(of value: JSONValue, expectedCount: Int = 64) -> [UInt8] {
+    static func bytes(of value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(expectedCount)
+        output.reserveCapacity(64)
         write(value, to: &output)
         return output
     }

@@ -50,6 +50,26 @@ struct PooledPipelineTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func binaryByteaAndUTF8TextTravelThroughThePoller() async throws {
+        let database = try await Self.database.value
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        let bytes = (0...255).map { UInt8($0) }
+        let document = PostgresBind(utf8Text: Array("{\"label\": \"pollé\"}".utf8), type: .jsonb)
+        for n in 4000..<4003 {
+            let rows = try await pool.pipelinedTransaction("""
+                INSERT INTO numbers (n, label) VALUES (\(n), \(document) ->> 'label')
+                RETURNING \(bytes) AS bytes, label
+                """)
+            #expect(try rows[0].decode([UInt8].self, "bytes") == bytes)
+            #expect(try rows[0].decode(String.self, "label") == "pollé")
+        }
+        // The first transaction prepares on the connection's thread; the others are polled.
+        #expect(pool.polledTransactions >= 2)
+        #expect(try await count(database, where: "label = 'pollé'") == 3)
+        await pool.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func tasksThatPreferThePoolsExecutorRunOnThePollersThreadsAndAllFinish() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))

@@ -62,6 +62,60 @@ struct QueryTests {
         #expect(committed == 1)
     }
 
+    @Test func binaryByteaAndUTF8TextBindsReachTheServerIntactBesideTextAndNull() async throws {
+        let everyByte = (0...255).map { UInt8($0) }
+        // Larger than the stack buffer the parameters are gathered in, so it takes the heap.
+        let large = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let document = PostgresBind(utf8Text: Array("{\"title\": \"Grüße 👋\", \"n\": 2}".utf8), type: .jsonb)
+        // The same bytes in hex text form, as the reference the binary form must match.
+        let largeAsText = PostgresBind(text: PostgresBind(bytea: large).text, type: .bytea)
+        let (row, pipelined) = try await withConnection { connection -> ([UInt8], [UInt8]) in
+            let query: PostgresQuery = """
+                SELECT \(everyByte) AS every, \("after") AS text, \(String?.none) AS nothing,
+                       \(document) ->> 'title' AS title, \(large) AS large, sha256(\(large)) AS digest,
+                       sha256(\(largeAsText)) AS expected
+                """
+            let row = try connection.query(query)[0]
+            #expect(try row.decode(String.self, "text") == "after")
+            #expect(try row.decode(String?.self, "nothing") == nil)
+            #expect(try row.decode(String.self, "title") == "Grüße 👋")
+            #expect(try row.decode([UInt8].self, "large") == large)
+            #expect(try row.decode([UInt8].self, "digest") == (try row.decode([UInt8].self, "expected")))
+            let pipelined = try connection.pipelinedTransaction("SELECT \(everyByte) AS every")[0]
+            return (try row.decode([UInt8].self, "every"), try pipelined.decode([UInt8].self, "every"))
+        }
+        #expect(row == everyByte)
+        #expect(pipelined == everyByte)
+    }
+
+    @Test func aNULInUTF8TextIsRefusedBeforeAnythingIsSent() async throws {
+        let failure = try await withConnection { connection -> PostgresError? in
+            let bind = PostgresBind(utf8Text: [0x61, 0, 0x62], type: .text)
+            do { try connection.query("SELECT \(bind) AS t"); return nil } catch let error as PostgresError { return error }
+        }
+        let error = try #require(failure)
+        #expect(error.code == .invalidArgument)
+        #expect(error.description == "parameter $1 contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")
+    }
+
+    @Test func moreParametersThanTheProtocolCarriesAreRefusedBeforeAnythingIsSent() async throws {
+        let binds = Array(repeating: 1.postgresBind, count: 65_536)
+        let failures = try await withConnection { connection -> ([PostgresError?], Int) in
+            var failures: [PostgresError?] = []
+            for run in [{ try connection.query(PostgresQuery(unsafeSQL: "SELECT 1", binds: binds)) },
+                        { try connection.pipelinedTransaction(PostgresQuery(unsafeSQL: "SELECT 1", binds: binds)) }] {
+                do { _ = try run(); failures.append(nil) } catch let error as PostgresError { failures.append(error) }
+            }
+            return (failures, try connection.query("SELECT \(2) AS n")[0].decode(Int.self, "n"))
+        }
+        for failure in failures.0 {
+            let error = try #require(failure)
+            #expect(error.code == .invalidArgument)
+            #expect(error.description == "the statement binds 65536 parameters, more than the 65535 PostgreSQL accepts; nothing was sent")
+        }
+        #expect(failures.1 == 2)
+    }
+
     @Test func typedValuesRoundTrip() async throws {
         struct Document: Codable, Equatable, Sendable { var title: String; var tags: [String] }
         let document = Document(title: "Grüße 👋", tags: ["a", "b"])

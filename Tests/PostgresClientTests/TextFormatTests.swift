@@ -39,6 +39,29 @@ struct TextFormatTests {
         #expect(PostgresBytes.parse("\\xzz") == nil)
     }
 
+    @Test func bindsAreEqualWhenTheySendTheSameValueWhateverFormTheyHoldItIn() {
+        let bytes: [UInt8] = [0, 0x5c, 0xff]
+        let bytea = PostgresBind(bytea: bytes)
+        #expect(bytea.isBinary)
+        #expect(bytea.type == .bytea)
+        #expect(bytea.text == "\\x005cff")
+        #expect(bytea == PostgresBind(text: "\\x005cff", type: .bytea))
+        #expect(bytes.postgresBind == bytea)
+        #expect(Data(bytes).postgresBind == bytea)
+        #expect(bytea != PostgresBind(text: "\\x005cff"))
+
+        let utf8 = PostgresBind(utf8Text: Array("{\"title\": \"Grüße\"}".utf8), type: .jsonb)
+        #expect(!utf8.isBinary)
+        #expect(utf8.text == "{\"title\": \"Grüße\"}")
+        #expect(utf8 == PostgresBind(text: "{\"title\": \"Grüße\"}", type: .jsonb))
+
+        var changed = bytea
+        changed.text = "\\x00"
+        #expect(!changed.isBinary)
+        changed.text = nil
+        #expect(changed == PostgresBind(text: nil, type: .bytea))
+    }
+
     @Test func queriesNumberTheirParametersAndQuoteNothingInline() {
         let title = "it's $1; DROP TABLE drafts"
         let query: PostgresQuery = "UPDATE \(identifier: "drafts") SET title = \(title) WHERE id = \(42) AND note = \(String?.none)"

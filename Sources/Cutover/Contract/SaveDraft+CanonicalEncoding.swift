@@ -20,29 +20,47 @@ extension SaveDraft {
     /// store hashes these bytes with `sha256()`; the in-memory store compares
     /// them directly.
     public var canonicalEncoding: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(128 + content.body.utf8.count)
-        for text in [Self.canonicalEncodingTag, operationScope, operationID, draftID] {
-            Self.appendText(text, to: &bytes)
+        let texts = Self.canonicalEncodingTag.utf8.count + operationScope.utf8.count + operationID.utf8.count
+            + draftID.utf8.count + content.title.utf8.count + content.body.utf8.count
+            + content.tags.reduce(0) { $0 + $1.utf8.count }
+        // 8 bytes for each text's count (six, and one per tag), the revision and the tag count.
+        let size = texts + 8 * (8 + content.tags.count)
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var writer = CanonicalWriter(buffer: buffer)
+            writer.append(Self.canonicalEncodingTag)
+            writer.append(operationScope)
+            writer.append(operationID)
+            writer.append(draftID)
+            writer.append(UInt64(bitPattern: expectedRevision))
+            writer.append(content.title)
+            writer.append(content.body)
+            writer.append(UInt64(content.tags.count))
+            for tag in content.tags { writer.append(tag) }
+            precondition(writer.position == size, "the canonical encoding's size was miscounted")
+            initialized = size
         }
-        Self.appendInteger(UInt64(bitPattern: expectedRevision), to: &bytes)
-        Self.appendText(content.title, to: &bytes)
-        Self.appendText(content.body, to: &bytes)
-        Self.appendInteger(UInt64(content.tags.count), to: &bytes)
-        for tag in content.tags {
-            Self.appendText(tag, to: &bytes)
+    }
+}
+
+/// Writes a canonical encoding's fields into a buffer of exactly their size.
+private struct CanonicalWriter {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    var position = 0
+
+    /// Text: its UTF-8 byte count, then the bytes.
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            append(UInt64(utf8.count))
+            guard let source = utf8.baseAddress else { return }
+            UnsafeMutableRawPointer(buffer.baseAddress! + position).copyMemory(from: source, byteCount: utf8.count)
+            position += utf8.count
         }
-        return bytes
     }
 
-    private static func appendText(_ text: String, to bytes: inout [UInt8]) {
-        appendInteger(UInt64(text.utf8.count), to: &bytes)
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    private static func appendInteger(_ value: UInt64, to bytes: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-        }
+    /// An integer, big-endian.
+    mutating func append(_ value: UInt64) {
+        UnsafeMutableRawPointer(buffer.baseAddress! + position).storeBytes(of: value.bigEndian, as: UInt64.self)
+        position += 8
     }
 }

@@ -75,7 +75,8 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
             request.operationScope.postgresBind, request.operationID.postgresBind,
             request.canonicalEncoding.postgresBind, request.draftID.postgresBind,
             request.expectedRevision.postgresBind, path.rawValue.postgresBind, title.postgresBind,
-            PostgresBind(text: document, type: .jsonb), lockTimeoutBind,
+            document.map { PostgresBind(utf8Text: $0, type: .jsonb) } ?? PostgresBind(text: nil, type: .jsonb),
+            lockTimeoutBind,
         ])
         let row: PostgresRow
         do {
@@ -101,19 +102,19 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     static let saveSQL = "SELECT outcome, revision FROM cutover.save_draft($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 
     /// What each column receives: the title for v1 (and for v2, so that old readers see it),
-    /// the v2 document as JSON text.
+    /// the v2 document as the UTF-8 bytes of its JSON text.
     ///
     /// A v2 write that the v2 codec has just encoded carries the content it came from, so its
     /// title is known without parsing the document again. Any other write is read with the
     /// codecs, which refuse what they cannot read.
-    static func representations(of write: EncodedDraft, for request: SaveDraft) throws -> (title: String, document: String?) {
+    static func representations(of write: EncodedDraft, for request: SaveDraft) throws -> (title: String, document: [UInt8]?) {
         if write.format == .v2, let content = write.encodedContent {
-            return (content.title, String(decoding: write.bytes, as: UTF8.self))
+            return (content.title, write.bytes)
         }
         let content = try DraftCodecRegistry.standard.decode(write, draftID: request.draftID)
         switch write.format {
         case .v1: return (content.title, nil)
-        case .v2: return (content.title, String(decoding: write.bytes, as: UTF8.self))
+        case .v2: return (content.title, write.bytes)
         default:
             throw DraftDecodingError.unsupportedFormat(write.format, draftID: request.draftID,
                                                        supported: [.v1, .v2])

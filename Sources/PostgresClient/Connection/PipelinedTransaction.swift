@@ -67,24 +67,45 @@ final class PipelinedTransaction {
     /// With `blocking` false, the connection is put in non-blocking mode and output that does
     /// not fit the socket is left queued (``isFlushing``); ``advance(waiting:)`` writes it.
     ///
+    /// A failure is also the transaction's ``outcome``, so that nothing waits for answers to
+    /// commands that were never sent; ``PostgresConnection/leavePipeline()`` then reads what
+    /// was sent and rolls it back.
+    ///
     /// - Throws: a definite `connectionLost` if BEGIN or the statement cannot be queued, and
     ///   `outcomeUnknown` if COMMIT or the sync cannot.
     func send(blocking: Bool) throws {
+        do {
+            try queue(blocking: blocking)
+        } catch {
+            outcome = .failure(error)
+            throw error
+        }
+    }
+
+    private func queue(blocking: Bool) throws(PostgresError) {
         guard PQsetnonblocking(handle, blocking ? 0 : 1) == 0 else { throw connection.connectionError(sql: key.sql) }
         guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(code: .unexpectedResponse,
                                 message: "cannot enter pipeline mode: " + connection.lastErrorMessage())
         }
         let sentStatement = sendWithoutParameters("BEGIN", prepared: names.begin)
-            && connection.withParameterValues(binds, { values in
+            && connection.withParameterArrays(binds, { parameters in
                 if let name = names.statement {
-                    PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
+                    PQsendQueryPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
+                                        parameters.formats, 0)
                 } else {
-                    PQsendQueryParams(handle, key.sql, Int32(binds.count), key.types, values, nil, nil, 0)
+                    PQsendQueryParams(handle, key.sql, parameters.count, key.types, parameters.values,
+                                      parameters.lengths, parameters.formats, 0)
                 }
             }) == 1
         // Without a COMMIT the server cannot commit, so a failure this early is definite.
-        guard sentStatement else { throw connection.connectionError(sql: key.sql) }
+        guard sentStatement else {
+            let error = connection.connectionError(sql: key.sql)
+            // BEGIN may be queued: a sync after it lets the pipeline be read to its end (the
+            // server answers nothing before a sync) and the transaction it opens rolled back.
+            _ = PQpipelineSync(handle)
+            throw error
+        }
         guard sendWithoutParameters("COMMIT", prepared: names.commit), PQpipelineSync(handle) == 1 else {
             throw connection.outcomeUnknownError(cause: connection.lastErrorMessage())
         }

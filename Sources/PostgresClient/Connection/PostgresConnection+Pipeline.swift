@@ -48,10 +48,13 @@ extension PostgresConnection {
     /// The prepared names for a pipelined transaction of `key`, if all three are ready to use
     /// without a round trip (prepared already, or to run unprepared because the cache is full).
     func pipelineNamesWithoutPreparing(_ key: StatementKey) -> PipelinedTransaction.StatementNames? {
+        if let last = lastPipelineNames, last.key == key { return last.names }
         guard let begin = preparedStatementWithoutPreparing(Self.beginKey),
               let statement = preparedStatementWithoutPreparing(key),
               let commit = preparedStatementWithoutPreparing(Self.commitKey) else { return nil }
-        return PipelinedTransaction.StatementNames(begin: begin, statement: statement, commit: commit)
+        let names = PipelinedTransaction.StatementNames(begin: begin, statement: statement, commit: commit)
+        if begin != nil, statement != nil, commit != nil { lastPipelineNames = (key, names) }
+        return names
     }
 
     /// Forgets the statements of a pipelined transaction that failed because the server no

@@ -24,6 +24,10 @@ public final class PostgresConnection {
     /// Each prepared statement's name, as the C string libpq takes (kept so, because a Swift
     /// string passed to C is copied into a new buffer on every call).
     private var statementNames: [StatementKey: [CChar]] = [:]
+    /// The names of the last pipelined transaction's three statements, all prepared: a
+    /// connection usually runs the same one again, and comparing its key costs less than
+    /// hashing it three times.
+    var lastPipelineNames: (key: StatementKey, names: PipelinedTransaction.StatementNames)?
     private var nextStatementNumber = 0
     private let knownPasswords: [String]
 
@@ -207,11 +211,13 @@ public final class PostgresConnection {
 
     private func runPrepared(_ key: StatementKey, binds: [PostgresBind]) throws -> PostgresRows {
         let name = try preparedStatement(key)
-        let result: OpaquePointer? = withParameterValues(binds) { values in
+        let result: OpaquePointer? = withParameterArrays(binds) { parameters in
             if let name {
-                PQexecPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
+                PQexecPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
+                               parameters.formats, 0)
             } else {
-                PQexecParams(handle, key.sql, Int32(binds.count), key.types, values, nil, nil, 0)
+                PQexecParams(handle, key.sql, parameters.count, key.types, parameters.values, parameters.lengths,
+                             parameters.formats, 0)
             }
         }
         return try rows(from: result, sql: key.sql, binds: binds)
@@ -239,23 +245,74 @@ public final class PostgresConnection {
     /// Forgets a prepared statement the server no longer has.
     func forgetPreparedStatement(_ key: StatementKey) {
         statementNames[key] = nil
+        lastPipelineNames = nil
     }
 
-    /// Calls `body` with the parameters as C strings (NULL for SQL NULL), valid during the call.
+    /// The parameters as libpq takes them: values, their lengths and formats (nil when every
+    /// value is text, which libpq reads up to its NUL terminator).
+    struct ParameterArrays {
+        let count: Int32
+        let values: UnsafePointer<UnsafePointer<CChar>?>?
+        let lengths: UnsafePointer<Int32>?
+        let formats: UnsafePointer<Int32>?
+    }
+
+    /// Calls `body` with the parameters as libpq takes them, valid during the call.
     ///
-    /// Every value is copied once, into one buffer, each followed by its NUL terminator.
-    func withParameterValues<R>(_ binds: [PostgresBind], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(binds.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) + 1 })
-        let offsets = binds.map { bind -> Int? in
-            guard let text = bind.text else { return nil }
-            defer { buffer.append(contentsOf: text.utf8); buffer.append(0) }
-            return buffer.count
+    /// Every value is copied once, into one buffer (on the stack when it is small), text
+    /// followed by its NUL terminator.
+    func withParameterArrays<R>(_ binds: [PostgresBind], _ body: (ParameterArrays) -> R) -> R {
+        var size = 0
+        var hasBinary = false
+        for bind in binds {
+            switch bind.value {
+            case .null: break
+            case .text(let text): size += text.utf8.count + 1
+            case .utf8(let bytes): size += bytes.count + 1
+            case .bytea(let bytes): size += bytes.count; hasBinary = true
+            }
         }
-        return buffer.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { characters in
-                offsets.map { offset in offset.map { UnsafePointer(characters.baseAddress! + $0) } }
-                    .withUnsafeBufferPointer { body($0.baseAddress) }
+        let count = binds.count
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(size, 1)) { buffer in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { values in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(2 * count, 1)) { lengthsAndFormats in
+                    let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+                    var offset = 0
+                    for (index, bind) in binds.enumerated() {
+                        let start = base + offset
+                        var length = 0
+                        switch bind.value {
+                        case .null:
+                            values[index] = nil
+                        case .text(var text):
+                            length = text.withUTF8 { utf8 in
+                                if let source = utf8.baseAddress { start.copyMemory(from: source, byteCount: utf8.count) }
+                                return utf8.count
+                            }
+                            start.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
+                            offset += length + 1
+                        case .utf8(let bytes), .bytea(let bytes):
+                            length = bytes.withUnsafeBytes { raw in
+                                if let source = raw.baseAddress { start.copyMemory(from: source, byteCount: raw.count) }
+                                return raw.count
+                            }
+                            offset += length
+                            if !bind.isBinary {
+                                start.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
+                                offset += 1
+                            }
+                        }
+                        if case .null = bind.value {} else {
+                            values[index] = UnsafePointer(start.assumingMemoryBound(to: CChar.self))
+                        }
+                        lengthsAndFormats[index] = Int32(length)
+                        lengthsAndFormats[count + index] = bind.isBinary ? 1 : 0
+                    }
+                    let lengths = UnsafePointer(lengthsAndFormats.baseAddress!)
+                    return body(ParameterArrays(count: Int32(count), values: UnsafePointer(values.baseAddress!),
+                                                lengths: hasBinary ? lengths : nil,
+                                                formats: hasBinary ? lengths + count : nil))
+                }
             }
         }
     }
@@ -266,9 +323,17 @@ public final class PostgresConnection {
         let types: [Oid]
     }
 
-    /// The statement of a query, after refusing NULs.
+    /// The most parameters one statement can bind (the protocol counts them in 16 bits).
+    static let parameterLimit = 65_535
+
+    /// The statement of a query, after refusing NULs and more parameters than the protocol
+    /// can carry, so that what libpq would refuse is refused before anything is queued.
     func prepareText(of query: PostgresQuery) throws -> StatementKey {
         let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
+        guard query.binds.count <= Self.parameterLimit else {
+            throw PostgresError(code: .invalidArgument,
+                                message: "the statement binds \(query.binds.count) parameters, more than the \(Self.parameterLimit) PostgreSQL accepts; nothing was sent")
+        }
         try Self.refuseNUL(sql: sql, binds: query.binds)
         return StatementKey(sql: sql, types: query.binds.map { Oid($0.type.rawValue) })
     }
@@ -283,7 +348,14 @@ public final class PostgresConnection {
             throw PostgresError(code: .invalidArgument,
                                 message: "the SQL text contains a NUL character; nothing was sent")
         }
-        if let position = binds.firstIndex(where: { $0.text.map(containsNUL) == true }) {
+        let hasNUL = { (bind: PostgresBind) -> Bool in
+            switch bind.value {
+            case .text(let text): containsNUL(text)
+            case .utf8(let bytes): bytes.withUnsafeBytes { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
+            case .null, .bytea: false
+            }
+        }
+        if let position = binds.firstIndex(where: hasNUL) {
             throw PostgresError(
                 code: .invalidArgument,
                 message: "parameter $\(position + 1) contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")

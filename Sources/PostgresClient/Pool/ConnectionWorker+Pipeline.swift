@@ -77,7 +77,9 @@ final class PolledTransaction: SocketPoller.Work, @unchecked Sendable {
     // worker's queue and the continuations order those hand-overs.
     let transaction: PipelinedTransaction
     let socket: Int32
-    private var continuation: CheckedContinuation<Bool, Never>?
+    /// Unchecked: resumed exactly once, by ``finish()`` or at once when the socket cannot be
+    /// watched, and this is the hot path of every save.
+    private var continuation: UnsafeContinuation<Bool, Never>?
 
     init(_ transaction: PipelinedTransaction) {
         self.transaction = transaction
@@ -87,7 +89,7 @@ final class PolledTransaction: SocketPoller.Work, @unchecked Sendable {
     /// Suspends until the poller has read the outcome, or returns false at once if the socket
     /// cannot be watched (``ConnectionWorker/settle(_:)`` then waits on the worker's thread).
     func wait(on poller: SocketPoller) async -> Bool {
-        await withCheckedContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             self.continuation = continuation
             if !poller.watch(self, for: transaction.isFlushing ? .write : .read) {
                 self.continuation = nil

@@ -1,20 +1,70 @@
 import Foundation
 
-/// One bound parameter: its text form (nil for NULL) and its type.
+/// One bound parameter: its value (nil text for NULL) and its type.
+///
+/// Values go to the server in text form, except `bytea` built from bytes, which goes in
+/// binary form so that neither side converts it to and from hex.
 public struct PostgresBind: Sendable, Equatable {
-    /// The value in PostgreSQL's text input form, or nil for SQL NULL.
-    public var text: String?
+    /// How the value is held until it is sent.
+    enum Value: Sendable {
+        case null
+        case text(String)
+        /// Text held as its UTF-8 bytes, sent without first making a `String` of them.
+        case utf8([UInt8])
+        /// A `bytea` value, sent in binary form.
+        case bytea([UInt8])
+    }
+    var value: Value
     /// The parameter's type; ``PostgresDataType/unspecified`` lets the server infer it.
     public var type: PostgresDataType
 
     /// Makes a bind from a value's text form.
     public init(text: String?, type: PostgresDataType = .unspecified) {
-        self.text = text
+        value = text.map(Value.text) ?? .null
         self.type = type
+    }
+
+    /// Makes a bind from the UTF-8 bytes of a value's text form, for text that is already
+    /// held as bytes (a JSON document, say). The bytes must be valid UTF-8.
+    public init(utf8Text bytes: [UInt8], type: PostgresDataType = .unspecified) {
+        value = .utf8(bytes)
+        self.type = type
+    }
+
+    /// Makes a `bytea` bind, sent to the server as the bytes themselves.
+    public init(bytea bytes: [UInt8]) {
+        value = .bytea(bytes)
+        type = .bytea
+    }
+
+    /// The value in PostgreSQL's text input form (`bytea` in hex form), or nil for SQL NULL;
+    /// setting it makes the bind a text bind.
+    public var text: String? {
+        get {
+            switch value {
+            case .null: nil
+            case .text(let text): text
+            case .utf8(let bytes): String(decoding: bytes, as: UTF8.self)
+            case .bytea(let bytes): PostgresBytes.hex(bytes)
+            }
+        }
+        set { value = newValue.map(Value.text) ?? .null }
+    }
+
+    /// Whether the value is sent in binary form.
+    var isBinary: Bool {
+        if case .bytea = value { return true }
+        return false
     }
 
     /// SQL NULL, of unspecified type.
     public static let null = PostgresBind(text: nil)
+
+    /// Binds are equal when they send the same value as the same type, whatever form they
+    /// hold it in.
+    public static func == (left: PostgresBind, right: PostgresBind) -> Bool {
+        left.type == right.type && left.text == right.text
+    }
 }
 
 extension PostgresBind: PostgresBindable {
@@ -76,13 +126,13 @@ extension Date: PostgresBindable {
 }
 
 extension Data: PostgresBindable {
-    /// `bytea` in hex form.
-    public var postgresBind: PostgresBind { PostgresBind(text: PostgresBytes.hex(self), type: .bytea) }
+    /// `bytea`, sent in binary form.
+    public var postgresBind: PostgresBind { PostgresBind(bytea: Array(self)) }
 }
 
 extension Array: PostgresBindable where Element == UInt8 {
-    /// `bytea` in hex form.
-    public var postgresBind: PostgresBind { PostgresBind(text: PostgresBytes.hex(self), type: .bytea) }
+    /// `bytea`, sent in binary form.
+    public var postgresBind: PostgresBind { PostgresBind(bytea: self) }
 }
 
 extension Optional: PostgresBindable where Wrapped: PostgresBindable {

@@ -64,19 +64,28 @@ public struct PostgresRow: Sendable {
 
     /// Decodes the column at a position; a NULL is an error.
     public func decode<T: PostgresDecodable>(_ type: T.Type, at column: Int) throws -> T {
-        guard let value = try decode(T?.self, at: column) else {
+        guard let text = try text(checking: column, wanting: T.self) else {
             throw failure(column, T.self, "the value is NULL; decode an optional to accept NULL")
         }
-        return value
+        return try decode(T.self, text: text, at: column)
     }
 
     /// Decodes the column at a position, NULL as nil.
     public func decode<T: PostgresDecodable>(_ type: T?.Type, at column: Int) throws -> T? {
+        guard let text = try text(checking: column, wanting: T.self) else { return nil }
+        return try decode(T.self, text: text, at: column)
+    }
+
+    /// The text of a column that must exist.
+    private func text(checking column: Int, wanting type: Any.Type) throws -> String? {
         guard rows.columns.indices.contains(column) else {
-            throw PostgresDecodingError(column: "#\(column)", sqlType: .unspecified, swiftType: "\(T.self)",
+            throw PostgresDecodingError(column: "#\(column)", sqlType: .unspecified, swiftType: "\(type)",
                                         reason: "the result has \(rows.columns.count) columns")
         }
-        guard let text = text(at: column) else { return nil }
+        return text(at: column)
+    }
+
+    private func decode<T: PostgresDecodable>(_ type: T.Type, text: String, at column: Int) throws -> T {
         guard let value = T.decode(postgresText: text, type: rows.columns[column].type) else {
             throw failure(column, T.self, "the text is not a valid \(T.self)")
         }

@@ -1,5 +1,5 @@
 import Cutover
-import CutoverPostgres
+@testable import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
@@ -7,6 +7,26 @@ import Testing
 
 @Suite("Outcome log")
 struct OutcomeLogTests {
+    @Test func theTallyKeepsEveryCountWhetherKeysRepeatOrAlternate() {
+        typealias Key = OutcomeRecorder.Key
+        let committed = Key(minute: 7, path: .modern, outcome: "committed")
+        let conflict = Key(minute: 7, path: .modern, outcome: "conflict")
+        let legacy = Key(minute: 7, path: .legacy, outcome: "committed")
+        let later = Key(minute: 8, path: .modern, outcome: "committed")
+        var counts = OutcomeRecorder.Counts()
+        for key in [committed, committed, conflict, committed, legacy, legacy, later, committed] {
+            counts.add(1, to: key)
+        }
+        let expected: [Key: Int64] = [committed: 4, conflict: 1, legacy: 2, later: 1]
+        #expect(counts.all == expected)
+        #expect(counts.all == expected, "reading the counts leaves them in place")
+        #expect(counts.take() == expected)
+        #expect(counts.take().isEmpty)
+        counts.add(5, to: conflict)
+        counts.add(2, to: conflict)
+        #expect(counts.take() == [conflict: 7])
+    }
+
     @Test func countsOutcomesPerPathAndMinuteWithoutPayloads() async throws {
         let db = try await StoreDatabase.make("outcome_log")
         let legacy = LegacyDraftAdapter(storage: db.store)

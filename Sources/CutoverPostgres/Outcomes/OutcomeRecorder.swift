@@ -24,7 +24,43 @@ public final class OutcomeRecorder: Sendable {
     }
 
     private let pool: PostgresPool
-    private let pending = Mutex<[Key: Int64]>([:])
+    /// Counts not yet written.
+    struct Counts {
+        private var counted: [Key: Int64] = [:]
+        /// The key counted last, and how many of its counts are not yet in `counted`: a store
+        /// counts the same outcome on the same path in the same minute over and over, and
+        /// comparing a key costs less than hashing it.
+        private var last: Key?
+        private var lastCount: Int64 = 0
+
+        mutating func add(_ count: Int64, to key: Key) {
+            if key != last {
+                settle()
+                last = key
+            }
+            lastCount += count
+        }
+
+        /// Every count, emptying the tally.
+        mutating func take() -> [Key: Int64] {
+            settle()
+            last = nil
+            defer { counted = [:] }
+            return counted
+        }
+
+        var all: [Key: Int64] {
+            var copy = self
+            copy.settle()
+            return copy.counted
+        }
+
+        private mutating func settle() {
+            if let last, lastCount > 0 { counted[last, default: 0] += lastCount }
+            lastCount = 0
+        }
+    }
+    private let pending = Mutex(Counts())
     private let flusher = Mutex<Task<Void, Never>?>(nil)
     private let clock: @Sendable () -> Date
 
@@ -49,23 +85,21 @@ public final class OutcomeRecorder: Sendable {
     /// Counts one outcome on a path, in the current minute.
     public func record(_ outcome: String, on path: SavePath) {
         let minute = Int64((clock().timeIntervalSince1970 / 60).rounded(.down))
-        pending.withLock { $0[Key(minute: minute, path: path, outcome: outcome), default: 0] += 1 }
+        let key = Key(minute: minute, path: path, outcome: outcome)
+        pending.withLock { $0.add(1, to: key) }
     }
 
     /// The counts not yet written.
     public var unflushed: [(minute: Date, path: SavePath, outcome: String, count: Int64)] {
         pending.withLock { counts in
-            counts.map { (Date(timeIntervalSince1970: TimeInterval($0.key.minute * 60)), $0.key.path, $0.key.outcome, $0.value) }
+            counts.all.map { (Date(timeIntervalSince1970: TimeInterval($0.key.minute * 60)), $0.key.path, $0.key.outcome, $0.value) }
         }
     }
 
     /// Writes the counts gathered so far in one statement; on failure they are kept for the
     /// next flush and the error is thrown.
     public func flush() async throws {
-        let batch = pending.withLock { counts in
-            defer { counts = [:] }
-            return counts
-        }
+        let batch = pending.withLock { $0.take() }
         guard !batch.isEmpty else { return }
         struct Row: Encodable {
             let minute: Int64
@@ -89,7 +123,7 @@ public final class OutcomeRecorder: Sendable {
             }
         } catch {
             pending.withLock { counts in
-                for (key, count) in batch { counts[key, default: 0] += count }
+                for (key, count) in batch { counts.add(count, to: key) }
             }
             throw error
         }

@@ -46,23 +46,29 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
 
 /// One row of a result.
 public struct PostgresRow: Sendable {
-    let rows: PostgresRows
+    @usableFromInline let rows: PostgresRows
     let index: Int
 
     /// The text of a column, or nil when it is NULL. Prefer ``decode(_:_:)``.
     public func text(at column: Int) -> String? { rows.cell(row: index, column: column) }
 
+    // The decoders are inlinable so that they are specialized where they are called: a
+    // generic call into this module would look up `Optional<T>`'s metadata on every decode.
+
     /// Decodes the named column; a NULL is an error (ask for an optional to accept NULL).
+    @inlinable
     public func decode<T: PostgresDecodable>(_ type: T.Type, _ column: String) throws -> T {
         try decode(type, at: try position(of: column, wanting: T.self))
     }
 
     /// Decodes the named column, NULL as nil.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ type: T?.Type, _ column: String) throws -> T? {
         try decode(type, at: try position(of: column, wanting: T?.self))
     }
 
     /// Decodes the column at a position; a NULL is an error.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ type: T.Type, at column: Int) throws -> T {
         guard let text = try text(checking: column, wanting: T.self) else {
             throw failure(column, T.self, "the value is NULL; decode an optional to accept NULL")
@@ -71,13 +77,15 @@ public struct PostgresRow: Sendable {
     }
 
     /// Decodes the column at a position, NULL as nil.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ type: T?.Type, at column: Int) throws -> T? {
         guard let text = try text(checking: column, wanting: T.self) else { return nil }
         return try decode(T.self, text: text, at: column)
     }
 
     /// The text of a column that must exist.
-    private func text(checking column: Int, wanting type: Any.Type) throws -> String? {
+    @usableFromInline
+    func text(checking column: Int, wanting type: Any.Type) throws -> String? {
         guard rows.columns.indices.contains(column) else {
             throw PostgresDecodingError(column: "#\(column)", sqlType: .unspecified, swiftType: "\(type)",
                                         reason: "the result has \(rows.columns.count) columns")
@@ -85,7 +93,8 @@ public struct PostgresRow: Sendable {
         return text(at: column)
     }
 
-    private func decode<T: PostgresDecodable>(_ type: T.Type, text: String, at column: Int) throws -> T {
+    @inlinable
+    func decode<T: PostgresDecodable>(_ type: T.Type, text: String, at column: Int) throws -> T {
         guard let value = T.decode(postgresText: text, type: rows.columns[column].type) else {
             throw failure(column, T.self, "the text is not a valid \(T.self)")
         }
@@ -103,7 +112,8 @@ public struct PostgresRow: Sendable {
         }
     }
 
-    private func position(of name: String, wanting type: Any.Type) throws -> Int {
+    @usableFromInline
+    func position(of name: String, wanting type: Any.Type) throws -> Int {
         guard let position = rows.position(of: name) else {
             throw PostgresDecodingError(
                 column: name, sqlType: .unspecified, swiftType: "\(type)",
@@ -112,7 +122,8 @@ public struct PostgresRow: Sendable {
         return position
     }
 
-    private func failure(_ column: Int, _ type: Any.Type, _ reason: String) -> PostgresDecodingError {
+    @usableFromInline
+    func failure(_ column: Int, _ type: Any.Type, _ reason: String) -> PostgresDecodingError {
         PostgresDecodingError(column: rows.columns[column].name, sqlType: rows.columns[column].type,
                               swiftType: "\(type)", reason: reason)
     }

@@ -248,124 +248,15 @@ public final class PostgresConnection {
         lastPipelineNames = nil
     }
 
-    /// The parameters as libpq takes them: values, their lengths and formats (nil when every
-    /// value is text, which libpq reads up to its NUL terminator).
-    struct ParameterArrays {
-        let count: Int32
-        let values: UnsafePointer<UnsafePointer<CChar>?>?
-        let lengths: UnsafePointer<Int32>?
-        let formats: UnsafePointer<Int32>?
-    }
-
-    /// Calls `body` with the parameters as libpq takes them, valid during the call.
-    ///
-    /// Every value is copied once, into one buffer (on the stack when it is small), text
-    /// followed by its NUL terminator.
-    func withParameterArrays<R>(_ binds: [PostgresBind], _ body: (ParameterArrays) -> R) -> R {
-        var size = 0
-        var hasBinary = false
-        for bind in binds {
-            switch bind.value {
-            case .null: break
-            case .text(let text): size += text.utf8.count + 1
-            case .utf8(let bytes): size += bytes.count + 1
-            case .bytea(let bytes): size += bytes.count; hasBinary = true
-            }
-        }
-        let count = binds.count
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(size, 1)) { buffer in
-            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { values in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(2 * count, 1)) { lengthsAndFormats in
-                    let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-                    var offset = 0
-                    for (index, bind) in binds.enumerated() {
-                        let start = base + offset
-                        var length = 0
-                        switch bind.value {
-                        case .null:
-                            values[index] = nil
-                        case .text(var text):
-                            length = text.withUTF8 { utf8 in
-                                if let source = utf8.baseAddress { start.copyMemory(from: source, byteCount: utf8.count) }
-                                return utf8.count
-                            }
-                            start.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
-                            offset += length + 1
-                        case .utf8(let bytes), .bytea(let bytes):
-                            length = bytes.withUnsafeBytes { raw in
-                                if let source = raw.baseAddress { start.copyMemory(from: source, byteCount: raw.count) }
-                                return raw.count
-                            }
-                            offset += length
-                            if !bind.isBinary {
-                                start.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
-                                offset += 1
-                            }
-                        }
-                        if case .null = bind.value {} else {
-                            values[index] = UnsafePointer(start.assumingMemoryBound(to: CChar.self))
-                        }
-                        lengthsAndFormats[index] = Int32(length)
-                        lengthsAndFormats[count + index] = bind.isBinary ? 1 : 0
-                    }
-                    let lengths = UnsafePointer(lengthsAndFormats.baseAddress!)
-                    return body(ParameterArrays(count: Int32(count), values: UnsafePointer(values.baseAddress!),
-                                                lengths: hasBinary ? lengths : nil,
-                                                formats: hasBinary ? lengths + count : nil))
-                }
-            }
-        }
-    }
-
     /// A statement as the per-connection cache knows it: its text and its parameters' types.
     struct StatementKey: Hashable {
         let sql: String
         let types: [Oid]
     }
 
-    /// The most parameters one statement can bind (the protocol counts them in 16 bits).
-    static let parameterLimit = 65_535
-
-    /// The statement of a query, after refusing NULs and more parameters than the protocol
-    /// can carry, so that what libpq would refuse is refused before anything is queued.
-    func prepareText(of query: PostgresQuery) throws -> StatementKey {
-        let sql = try query.render(quotingIdentifiersWith: quoteIdentifier)
-        guard query.binds.count <= Self.parameterLimit else {
-            throw PostgresError(code: .invalidArgument,
-                                message: "the statement binds \(query.binds.count) parameters, more than the \(Self.parameterLimit) PostgreSQL accepts; nothing was sent")
-        }
-        try Self.refuseNUL(sql: sql, binds: query.binds)
-        return StatementKey(sql: sql, types: query.binds.map { Oid($0.type.rawValue) })
-    }
-
     func isStalePreparedStatement(_ error: PostgresError) -> Bool {
         error.sqlState == SQLState(rawValue: "26000")
             || (error.sqlState == .featureNotSupported && error.message.contains("cached plan"))
-    }
-
-    private static func refuseNUL(sql: String, binds: [PostgresBind]) throws {
-        if containsNUL(sql) {
-            throw PostgresError(code: .invalidArgument,
-                                message: "the SQL text contains a NUL character; nothing was sent")
-        }
-        let hasNUL = { (bind: PostgresBind) -> Bool in
-            switch bind.value {
-            case .text(let text): containsNUL(text)
-            case .utf8(let bytes): bytes.withUnsafeBytes { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
-            case .null, .bytea: false
-            }
-        }
-        if let position = binds.firstIndex(where: hasNUL) {
-            throw PostgresError(
-                code: .invalidArgument,
-                message: "parameter $\(position + 1) contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")
-        }
-    }
-
-    /// Whether text holds a NUL byte, with memchr over the contiguous UTF-8 of native strings.
-    private static func containsNUL(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
-            ?? text.utf8.contains(0)
     }
 
     // MARK: Results

@@ -18,28 +18,21 @@ extension PostgresConnection {
     }
 
     static func refuseNUL(sql: String, binds: [PostgresBind]) throws {
-        if containsNUL(sql) {
+        var sql = sql
+        if sql.withUTF8({ containsNUL(UnsafeRawBufferPointer($0)) }) {
             throw PostgresError(code: .invalidArgument,
                                 message: "the SQL text contains a NUL character; nothing was sent")
         }
-        let hasNUL = { (bind: PostgresBind) -> Bool in
-            switch bind.value {
-            case .text(let text): containsNUL(text)
-            case .utf8(let bytes): bytes.withUnsafeBytes { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
-            case .null, .bytea: false
-            }
-        }
-        if let position = binds.firstIndex(where: hasNUL) {
+        // Binary values may hold any byte; text is sent NUL-terminated.
+        if let position = binds.firstIndex(where: { !$0.isBinary && $0.withSentBytes(containsNUL) == true }) {
             throw PostgresError(
                 code: .invalidArgument,
                 message: "parameter $\(position + 1) contains a NUL character, which PostgreSQL text cannot hold; nothing was sent")
         }
     }
 
-    /// Whether text holds a NUL byte, with memchr over the contiguous UTF-8 of native strings.
-    private static func containsNUL(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
-            ?? text.utf8.contains(0)
+    private static func containsNUL(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil
     }
 
     /// The parameters as libpq takes them: values, their lengths and formats (nil when every
@@ -56,16 +49,9 @@ extension PostgresConnection {
     /// Every value is copied once, into one buffer (on the stack when it is small), text
     /// followed by its NUL terminator, binary values as they are.
     func withParameterArrays<R>(_ binds: [PostgresBind], _ body: (ParameterArrays) -> R) -> R {
-        var size = 0
-        var hasBinary = false
-        for bind in binds {
-            switch bind.value {
-            case .null: break
-            case .text(let text): size += text.utf8.count + 1
-            case .utf8(let bytes): size += bytes.count + 1
-            case .bytea(let bytes): size += bytes.count; hasBinary = true
-            }
-        }
+        // Each value's bytes, and a terminator for text (and, harmlessly, for NULL).
+        let size = binds.reduce(0) { $0 + ($1.withSentBytes { $0.count } ?? 0) + ($1.isBinary ? 0 : 1) }
+        let hasBinary = binds.contains { $0.isBinary }
         let count = binds.count
         return withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { buffer in
             withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { values in
@@ -73,18 +59,13 @@ extension PostgresConnection {
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(2 * count, 1)) { lengthsAndFormats in
                     var next = buffer.baseAddress!
                     for (index, bind) in binds.enumerated() {
-                        var length = 0
-                        switch bind.value {
-                        case .null:
-                            values[index] = nil
-                        case .text(var text):
-                            length = text.withUTF8 { Self.copy(UnsafeRawBufferPointer($0), to: next) }
-                        case .utf8(let bytes), .bytea(let bytes):
-                            length = bytes.withUnsafeBytes { Self.copy($0, to: next) }
-                        }
-                        lengthsAndFormats[index] = Int32(length)
+                        let length = bind.withSentBytes { Self.copy($0, to: next) }
+                        lengthsAndFormats[index] = Int32(length ?? 0)
                         lengthsAndFormats[count + index] = bind.isBinary ? 1 : 0
-                        if case .null = bind.value { continue }
+                        guard let length else {
+                            values[index] = nil
+                            continue
+                        }
                         values[index] = UnsafePointer(next.assumingMemoryBound(to: CChar.self))
                         next += length
                         if !bind.isBinary {
@@ -105,5 +86,16 @@ extension PostgresConnection {
     private static func copy(_ bytes: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer) -> Int {
         if let source = bytes.baseAddress { destination.copyMemory(from: source, byteCount: bytes.count) }
         return bytes.count
+    }
+}
+
+extension PostgresBind {
+    /// Calls `body` with the bytes sent for the value, without a terminator; nil for NULL.
+    func withSentBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        switch value {
+        case .null: nil
+        case .text(var text): text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        case .utf8(let bytes), .bytea(let bytes): bytes.withUnsafeBytes(body)
+        }
     }
 }

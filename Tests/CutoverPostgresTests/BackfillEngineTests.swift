@@ -24,12 +24,14 @@ struct BackfillEngineTests {
         return db
     }
 
-    private func engine(batchSize: Int, maximumPasses: Int = 20, lockTimeout: Duration = .milliseconds(500)) throws -> BackfillEngine {
+    private func engine(batchSize: Int, niceRatio: Double = 0, maximumPasses: Int = 20,
+                        lockTimeout: Duration = .milliseconds(500)) throws -> BackfillEngine {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         return BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
                               remainingSQL: source.text(step.remaining.path),
-                              options: .init(batchSize: batchSize, lockTimeout: lockTimeout, maximumPasses: maximumPasses))
+                              options: .init(batchSize: batchSize, niceRatio: niceRatio, lockTimeout: lockTimeout,
+                                             maximumPasses: maximumPasses))
     }
 
     private func storedDocuments(_ db: StoreDatabase) async throws -> [String: String] {
@@ -109,5 +111,35 @@ struct BackfillEngineTests {
         #expect(documents["draft-05"] == #"{"body": "", "tags": [], "title": "Legacy 5", "version": 2}"#)
         #expect(try await state(db).converted == 20)
         await db.close()
+    }
+
+    @Test func thePauseAfterABatchIsTheFixedDelayPlusTheNiceRatioOfTheBatchsTime() {
+        let options = BackfillEngine.Options(batchDelay: .milliseconds(4), niceRatio: 0.25)
+        let pause = options.pause(after: .milliseconds(40))
+        #expect(pause > .microseconds(13_999) && pause < .microseconds(14_001), "\(pause)")
+        #expect(options.pause(after: .zero) == .milliseconds(4))
+        #expect(BackfillEngine.Options(niceRatio: 1.5).pause(after: .milliseconds(10)) == .milliseconds(15))
+        #expect(BackfillEngine.Options().pause(after: .seconds(3)) == .zero)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aNiceRatioRestsAfterEveryBatchInProportionToItsTime() async throws {
+        let db = try await expandedTable("backfill_engine_nice_ratio", rows: 20)
+        let clock = ContinuousClock()
+        let began = clock.now
+        let nice = try await onThread { try self.engine(batchSize: 5, niceRatio: 5).run(on: db.database.connect()) }
+        let elapsed = clock.now - began
+        #expect(nice.converted == 20 && nice.batches == 5)
+        // Each of the four batches before the last is followed by a pause of five times its
+        // time, so the run lasts at least the pauses and a fifth of them more for the batches.
+        #expect(nice.paused > .zero)
+        #expect(elapsed >= nice.paused * 1.2, "run \(elapsed), paused \(nice.paused)")
+        #expect(try await storedDocuments(db).count == 20)
+        await db.close()
+
+        let eager = try await expandedTable("backfill_engine_no_pause", rows: 20)
+        let unpaused = try await onThread { try self.engine(batchSize: 5).run(on: eager.database.connect()) }
+        #expect(unpaused.converted == 20 && unpaused.paused == .zero)
+        await eager.close()
     }
 }

@@ -22,6 +22,7 @@ struct PhaseBinaryTests {
         ("bad-path", ["switch", "sideways"]),
         ("missing-value", ["backfill", "--batch-size"]),
         ("out-of-range", ["backfill", "--batch-size", "0"]),
+        ("bad-ratio", ["backfill", "--nice-ratio", "a-quarter"]),
         ("bad-duration", ["expand", "--lock-timeout", "soon"]),
         ("no-command", []),
     ])
@@ -81,5 +82,15 @@ struct PhaseBinaryTests {
         #expect(run.status == 0)
         #expect(run.output.contains("\"name\" : \"drafts\"") || run.output.contains("\"name\": \"drafts\""))
         #expect(run.output.contains("contract_drop.sql"))
+        let compact = run.output.replacing(" ", with: "").replacing("\n", with: "")
+        #expect(compact.contains(#""backfill":{"batch":"backfill_batch.sql","batchSize":1000,"niceRatio":0.25,"#))
+
+        let text = try PhaseBinary.run(["plan"])
+        #expect(text.status == 0)
+        #expect(text.output.contains("""
+            backfill:
+              batches of 1000 with backfill_batch.sql; remaining rows by backfill_remaining.sql
+              nice ratio 0.25: after each batch, a pause of 0.25 times the batch's own time
+            """))
     }
 }

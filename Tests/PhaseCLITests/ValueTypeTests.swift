@@ -50,6 +50,19 @@ struct ValueTypeTests {
         #expect(ValueType.integer.parse("-1") == .success(-1))
     }
 
+    @Test func decimalsAreDigitsWithAnOptionalFractionWithinTheirRange() {
+        let type = ValueType.decimal(in: 0...100)
+        #expect(type.parse("0.25") == .success(0.25))
+        #expect(type.parse("0") == .success(0))
+        #expect(type.parse("100") == .success(100))
+        #expect(type.parse("007.50") == .success(7.5))
+        #expect(type.parse("100.01") == .failure(InvalidValue(reason: "must be between 0 and 100")))
+        for text in ["", ".5", "5.", "1.2.3", "-1", "+1", "1e3", "inf", "nan", "0x10", " 1", "1,5"] {
+            #expect(type.parse(text) == .failure(InvalidValue(reason: "must be a number such as 0.25")), "\(text)")
+        }
+        #expect(type.format(0) == "0" && type.format(0.25) == "0.25" && type.format(100) == "100")
+    }
+
     @Test func durationsAreCheckedAgainstTheirBoundsInTheirOwnUnits() {
         let type = ValueType.duration(atLeast: .seconds(86_400))
         #expect(type.parse("24h") == .success(.seconds(86_400)))

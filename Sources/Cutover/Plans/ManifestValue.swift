@@ -72,6 +72,15 @@ struct ManifestValue: Sendable {
         return number
     }
 
+    /// The number here, within `allowed`; an exponent is allowed.
+    func number(in allowed: ClosedRange<Double>) throws(ManifestFault) -> Double {
+        let literal = try numberLiteral()
+        guard let number = Double(literal), number.isFinite, allowed.contains(number) else {
+            throw fault(.numberOutOfRange(found: literal, allowed: allowed))
+        }
+        return number
+    }
+
     /// The number here, as its literal text.
     func numberLiteral() throws(ManifestFault) -> String {
         try require([.number]) { value -> String? in

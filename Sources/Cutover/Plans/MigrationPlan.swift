@@ -23,7 +23,8 @@
 ///     {"kind": "expand", "apply": ["expand.sql", {"file": "expand_index.sql", "transaction": false}],
 ///      "revert": ["expand_revert.sql"], "checks": [ … ]},
 ///     {"kind": "switch"},
-///     {"kind": "backfill", "batch": "backfill_batch.sql", "remaining": "backfill_remaining.sql", "batchSize": 1000},
+///     {"kind": "backfill", "batch": "backfill_batch.sql", "remaining": "backfill_remaining.sql", "batchSize": 1000,
+///      "niceRatio": 0.25},
 ///     {"kind": "contract", "apply": ["contract_drop.sql"], "checks": [ … ]}
 ///   ]
 /// }
@@ -42,7 +43,8 @@
 ///   - expand: `apply` and `revert`, each 1 to 64 SQL files; `checks` (optional).
 ///   - switch: `checks` (optional).
 ///   - backfill: `batch` and `remaining` (paths); `batchSize` (optional, 1 to
-///     1,000,000, default 1,000); `checks` (optional).
+///     1,000,000, default 1,000); `niceRatio` (optional, a number from 0 to 100, default 0:
+///     the pause after each batch as a fraction of the batch's time); `checks` (optional).
 ///   - contract: `apply`, 1 to 64 SQL files; `checks` (optional).
 /// - A SQL file is a path string, or `{"file": path, "transaction": bool}` with
 ///   `transaction` optional (default true). Paths are relative, `/`-separated, of

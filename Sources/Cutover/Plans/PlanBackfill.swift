@@ -2,7 +2,7 @@
 ///
 /// The runner runs ``batch`` repeatedly, each time in its own transaction, and
 /// asks ``remaining`` how many rows are still to convert; ``batchSize`` is the
-/// most rows one batch should take.
+/// most rows one batch should take, and ``niceRatio`` how long to rest after each one.
 public struct PlanBackfill: Sendable, Hashable {
     /// The file that converts one batch of rows.
     public let batch: PlanSQLFile
@@ -12,4 +12,9 @@ public struct PlanBackfill: Sendable, Hashable {
 
     /// The most rows one batch converts: 1 to 1,000,000, 1,000 unless the manifest says otherwise.
     public let batchSize: Int
+
+    /// The pause after each batch, as a fraction of the batch's own time: 0 to 100, 0 unless
+    /// the manifest says otherwise. 0.25 rests a quarter of each batch's time, so the backfill
+    /// takes about 1.25 times as long and leaves that room to the live load.
+    public let niceRatio: Double
 }

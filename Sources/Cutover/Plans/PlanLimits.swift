@@ -42,4 +42,10 @@ public enum PlanLimits {
 
     /// The batch size when the backfill step names none.
     public static let defaultBatchSize = 1_000
+
+    /// A backfill's nice ratio: its pause after each batch, as a fraction of the batch's time.
+    public static let niceRatio: ClosedRange<Double> = 0...100
+
+    /// The nice ratio when the backfill step names none: no pause.
+    public static let defaultNiceRatio = 0.0
 }

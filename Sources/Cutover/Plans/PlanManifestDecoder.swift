@@ -76,7 +76,9 @@ enum PlanManifestDecoder {
                 batch: try sqlFile(object["batch"], allowsObject: false),
                 remaining: try sqlFile(object["remaining"], allowsObject: false),
                 batchSize: try object.optional("batchSize")?.integer(in: PlanLimits.batchSize)
-                    ?? PlanLimits.defaultBatchSize
+                    ?? PlanLimits.defaultBatchSize,
+                niceRatio: try object.optional("niceRatio")?.number(in: PlanLimits.niceRatio)
+                    ?? PlanLimits.defaultNiceRatio
             )
         }
         return PlanStep(

@@ -47,6 +47,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case controlCharacter(Unicode.Scalar)
     /// A number that is not an integer in the allowed range; the literal as written.
     case integerOutOfRange(found: String, allowed: ClosedRange<Int>)
+    /// A number outside the allowed range; the literal as written.
+    case numberOutOfRange(found: String, allowed: ClosedRange<Double>)
     /// `modernWriterWindow` is not a duration from `0s` to `366d`.
     case invalidDuration(String)
     /// A SQL file's path breaks a path rule.
@@ -107,6 +109,9 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
             ("text without control characters", DisplayText.codePoint(scalar))
         case .integerOutOfRange(let literal, let allowed):
             ("an integer from \(allowed.lowerBound) to \(allowed.upperBound)", DisplayText.unquoted(literal))
+        case .numberOutOfRange(let literal, let allowed):
+            ("a number from \(Self.decimalText(allowed.lowerBound)) to \(Self.decimalText(allowed.upperBound))",
+             DisplayText.unquoted(literal))
         case .invalidDuration(let text):
             ("a duration such as 30s, 10m, 2h or 7d, from 0s to 366d", DisplayText.quoted(text))
         case .invalidPath(let path, let problem):
@@ -159,6 +164,12 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
 
     private static func rangeText(_ range: ClosedRange<Int>) -> String {
         "\(range.lowerBound) to \(range.upperBound)"
+    }
+
+    /// `0`, `100`, `0.5`: whole numbers without a fraction.
+    private static func decimalText(_ number: Double) -> String {
+        let text = String(number)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 
     private static func formatText(_ literal: String) -> String {

@@ -34,7 +34,7 @@ public struct PlanStep: Sendable, Hashable {
             switch self {
             case .expand: ["kind", "apply", "revert", "checks"]
             case .switch: ["kind", "checks"]
-            case .backfill: ["kind", "batch", "remaining", "batchSize", "checks"]
+            case .backfill: ["kind", "batch", "remaining", "batchSize", "niceRatio", "checks"]
             case .contract: ["kind", "apply", "checks"]
             }
         }

@@ -61,9 +61,12 @@ extension PhaseCommand {
         if isDryRun { return try await dryRun(.backfill) }
         var options = runnerOptions
         let plan = try planSource().plan
+        let planned = plan.step(.backfill)?.backfill
         options.backfill = BackfillEngine.Options(
-            batchSize: parsed[PhaseCommandTree.batchSize] ?? plan.step(.backfill)?.backfill?.batchSize ?? 1000,
-            batchDelay: parsed[PhaseCommandTree.batchDelay] ?? .zero, lockTimeout: options.sql.lockTimeout)
+            batchSize: parsed[PhaseCommandTree.batchSize] ?? planned?.batchSize ?? PlanLimits.defaultBatchSize,
+            batchDelay: parsed[PhaseCommandTree.batchDelay] ?? .zero,
+            niceRatio: parsed[PhaseCommandTree.niceRatio] ?? planned?.niceRatio ?? PlanLimits.defaultNiceRatio,
+            lockTimeout: options.sql.lockTimeout)
         let reporter = console.progress(label: "backfill", total: nil, isQuiet: isQuiet)
         let result = try await withRunner(options: options) { runner in
             try StepResult(runner.run(.backfill) { progress in

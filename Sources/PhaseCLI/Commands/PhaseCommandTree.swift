@@ -1,3 +1,4 @@
+import Cutover
 /// Every option, flag and command of `phase`, declared once for parsing and help.
 public enum PhaseCommandTree {
     // MARK: Global options
@@ -48,6 +49,10 @@ public enum PhaseCommandTree {
     /// `--batch-delay`
     public static let batchDelay = Option("batch-delay", type: .duration(in: .zero ... .seconds(60)), default: .zero,
                                           valueName: "duration", help: "A pause after each batch, to leave room for the live load.")
+    /// `--nice-ratio`
+    public static let niceRatio = Option(
+        "nice-ratio", type: .decimal(in: PlanLimits.niceRatio), valueName: "ratio",
+        help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (0.25 for drafts) when omitted.")
     /// `--window`
     public static let window = Option("window", type: .duration, valueName: "duration",
                                       help: "How long the modern writer must have written alone; the plan's window when omitted.")
@@ -141,7 +146,7 @@ public enum PhaseCommandTree {
                         parameters: [path, forceReaders, readerTimeout] + stepOptions),
             CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
                         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
-                        parameters: [batchSize, batchDelay] + stepOptions),
+                        parameters: [batchSize, niceRatio, batchDelay] + stepOptions),
             CommandSpec("contract", abstract: "Remove the legacy representation. This cannot be undone.",
                         discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected, no live reader that reads only v1, and no legacy write within the window.",
                         parameters: [window, yes, readerTimeout] + stepOptions),

@@ -181,6 +181,10 @@ struct PlanResult: CommandResult {
             }
             if let backfill = step.backfill {
                 out.append("  batches of \(backfill.batchSize) with \(backfill.batch.path); remaining rows by \(backfill.remaining.path)")
+                let ratio = ValueType.decimal(in: PlanLimits.niceRatio).format(backfill.niceRatio)
+                out.append(backfill.niceRatio > 0
+                    ? "  nice ratio \(ratio): after each batch, a pause of \(ratio) times the batch's own time"
+                    : "  nice ratio 0: no pause between batches")
             }
             for check in step.checks { out.append("  check \(check.name): \(check.expectation)") }
             if step.kind == .contract { out.append("  irreversible") }
@@ -198,6 +202,10 @@ struct PlanResult: CommandResult {
                  "apply": .array(step.apply.map { ["path": .string($0.path), "transaction": .bool($0.runsInTransaction),
                                                    "locks": .string(LockSummary.describe(source.text($0.path)))] }),
                  "revert": .array(step.revert.map { .string($0.path) }),
+                 "backfill": step.backfill.map { backfill in
+                     ["batch": .string(backfill.batch.path), "remaining": .string(backfill.remaining.path),
+                      "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio)]
+                 } ?? .null,
                  "checks": .array(step.checks.map { ["name": .string($0.name), "expect": .string($0.expectation.description)] })]
             }),
         ]

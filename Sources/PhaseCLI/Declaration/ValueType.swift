@@ -89,6 +89,26 @@ extension ValueType where Value == Int {
     }
 }
 
+extension ValueType where Value == Double {
+    /// A number written in digits with an optional fraction (`0`, `0.25`, `1.5`), within `range`.
+    public static func decimal(in range: ClosedRange<Double>) -> ValueType<Double> {
+        bounded(ValueBounds(lower: range.lowerBound, upper: range.upperBound), parse: { text in
+            // Digits and at most one point between digits: no sign, exponent, "inf" or "nan",
+            // which Double's own parser would take.
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            let isDecimal = (1...2).contains(parts.count)
+                && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
+            guard isDecimal, let number = Double(text), number.isFinite else {
+                return .failure(InvalidValue(reason: "must be a number such as 0.25"))
+            }
+            return .success(number)
+        }, format: { number in
+            let text = String(number)
+            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        })
+    }
+}
+
 extension ValueType where Value == Duration {
     /// A duration such as `500ms`, `2s`, `5m`, `7d` or `1h30m`, within `range`.
     public static func duration(in range: ClosedRange<Duration>) -> ValueType<Duration> {

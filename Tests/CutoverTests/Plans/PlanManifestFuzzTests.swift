@@ -61,7 +61,10 @@ struct PlanManifestFuzzTests {
             #expect((step.kind == .expand || step.kind == .contract) == !step.apply.isEmpty)
             #expect((step.kind == .expand) == !step.revert.isEmpty)
             #expect((step.kind == .backfill) == (step.backfill != nil))
-            if let backfill = step.backfill { #expect(PlanLimits.batchSize.contains(backfill.batchSize)) }
+            if let backfill = step.backfill {
+                #expect(PlanLimits.batchSize.contains(backfill.batchSize))
+                #expect(PlanLimits.niceRatio.contains(backfill.niceRatio))
+            }
         }
     }
 }

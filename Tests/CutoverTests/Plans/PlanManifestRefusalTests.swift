@@ -220,6 +220,14 @@ struct PlanManifestRefusalTests {
                 with: "\"batchSize\": \(String(repeating: "9", count: 300))",
                 "steps[2].batchSize: expected an integer from 1 to 1000000; found "
                     + String(repeating: "9", count: 40) + "… (300 characters)"),
+        Refusal("a negative nice ratio", replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": -0.1"#,
+                "steps[2].niceRatio: expected a number from 0 to 100; found -0.1"),
+        Refusal("a nice ratio past 100", replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": 100.5"#,
+                "steps[2].niceRatio: expected a number from 0 to 100; found 100.5"),
+        Refusal("a nice ratio past Double", replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": 1e400"#,
+                "steps[2].niceRatio: expected a number from 0 to 100; found 1e400"),
+        Refusal("a nice ratio as text", replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": "0.25""#,
+                "steps[2].niceRatio: expected a number; found a string"),
         Refusal("a format past Int", replacing: #""format": 1"#, with: #""format": 99999999999999999999"#,
                 "format: expected format 1, the only one this version reads; found 99999999999999999999"),
     ]

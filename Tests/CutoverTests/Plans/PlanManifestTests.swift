@@ -75,10 +75,20 @@ struct PlanManifestTests {
         #expect(plan.sqlFilePaths == ["a.sql", "r.sql", "c.sql"])
     }
 
-    @Test("a backfill without a batch size converts 1,000 rows a batch")
+    @Test("a backfill without a batch size converts 1,000 rows a batch, without a pause")
     func defaultBatchSize() throws {
         let manifest = Samples.editing(replacing: #", "batchSize": 1000"#, with: "")
-        #expect(try Samples.read(manifest).get().step(.backfill)?.backfill?.batchSize == PlanLimits.defaultBatchSize)
+        let backfill = try #require(try Samples.read(manifest).get().step(.backfill)?.backfill)
+        #expect(backfill.batchSize == PlanLimits.defaultBatchSize)
+        #expect(backfill.niceRatio == 0 && PlanLimits.defaultNiceRatio == 0)
+    }
+
+    @Test("a backfill's nice ratio is read as written, fraction and exponent included", arguments: [
+        ("0.25", 0.25), ("0", 0), ("1", 1), ("100", 100), ("2.5e-1", 0.25), ("1E1", 10), ("0.0", 0),
+    ])
+    func niceRatio(literal: String, expected: Double) throws {
+        let manifest = Samples.editing(replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": "# + literal)
+        #expect(try Samples.read(manifest).get().step(.backfill)?.backfill?.niceRatio == expected)
     }
 
     @Test("each phase step draws on the plan step of its kind")

@@ -12,7 +12,8 @@ import PostgresClient
 /// Every run starts from a fresh table as an application has it just after expand: N rows
 /// written before expand (v1 only), the mirror trigger and the index of v1-only rows in place,
 /// vacuumed, analysed and checkpointed. The live load is a few clients saving through
-/// `PostgresDraftStore` at a steady pace, each to drafts spread over the whole key range.
+/// `PostgresDraftStore` at a steady average rate, at random moments, each to drafts spread
+/// over the whole key range.
 struct BackfillScenario {
     let server: BenchServer
     let pgbench: Pgbench
@@ -82,7 +83,10 @@ struct BackfillScenario {
         let smallRun = try await backfillWithEngine(database, load: &small)
         log.step("backfill, \(Format.number(Double(options.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
 
-        let settings = "durable commits; \(Self.saveClients) clients saving every \(Self.savePace.milliseconds) ms during every run; fresh table each run"
+        let pace = try engineOptions()
+        let settings = "durable commits; batches of \(pace.batchSize), nice ratio \(pace.niceRatio); "
+            + "\(Self.saveClients) clients each saving every \(Self.savePace.milliseconds) ms on average, at random moments, "
+            + "during every run; fresh table each run"
         var duringOurs = Latencies()
         ours.forEach { duringOurs.append($0.saves.latencies) }
         var duringSetBased = Latencies()
@@ -170,8 +174,7 @@ struct BackfillScenario {
         let source = try PlanSource.builtIn()
         guard let step = source.plan.step(.backfill)?.backfill else { throw BenchError("the drafts plan has no backfill") }
         let engine = BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
-                                    remainingSQL: source.text(step.remaining.path),
-                                    options: .init(batchSize: step.batchSize))
+                                    remainingSQL: source.text(step.remaining.path), options: try engineOptions())
         let configuration = database.configuration
         PeakMemory.reset()
         return try await measureBackfill(database, load: &load) {
@@ -181,6 +184,15 @@ struct BackfillScenario {
             }
             return (progress.converted, ContinuousClock.now - began)
         }
+    }
+
+    /// The drafts plan's pace, or the one the command line asks for instead.
+    private func engineOptions() throws -> BackfillEngine.Options {
+        guard let step = try PlanSource.builtIn().plan.step(.backfill)?.backfill else {
+            throw BenchError("the drafts plan has no backfill")
+        }
+        return BackfillEngine.Options(batchSize: options.backfillBatchSize ?? step.batchSize,
+                                      niceRatio: options.backfillNiceRatio ?? step.niceRatio)
     }
 
     /// Runs the one set-based UPDATE with pgbench while `load` saves, and measures it.

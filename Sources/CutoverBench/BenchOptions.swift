@@ -27,6 +27,9 @@ struct BenchOptions: Sendable {
     var smallBackfillRows = 100_000
     /// Rounds of the backfill comparison.
     var backfillRounds = 2
+    /// The engine's pace instead of the plan's, to measure another one.
+    var backfillBatchSize: Int?
+    var backfillNiceRatio: Double?
     /// Fleet switches observed.
     var switches = 200
     /// Listeners in the fleet.
@@ -86,6 +89,9 @@ struct BenchOptions: Sendable {
           --seconds N             Seconds of each timed save run (default 8; quick 3).
           --backfill-rows N       Rows of the backfill table (default 1000000; quick 100000).
           --small-backfill-rows N The second size, for peak memory (default 100000; quick 25000).
+          --backfill-batch-size N Rows per backfill batch instead of the plan's (1000).
+          --backfill-nice-ratio X The backfill's pause after each batch, as a fraction of the
+                                  batch's time, instead of the plan's (0.25).
           --switches N            Fleet switches to observe (default 200; quick 50).
           --json PATH             Also write the JSON report to PATH.
           --scripts DIR           The pgbench scripts (default: the repository's Benchmarks/).
@@ -134,6 +140,13 @@ struct BenchOptions: Sendable {
             case "--seconds": options.seconds = try number(of: argument)
             case "--backfill-rows": options.backfillRows = try number(of: argument, atLeast: 1000)
             case "--small-backfill-rows": options.smallBackfillRows = try number(of: argument, atLeast: 1000)
+            case "--backfill-batch-size": options.backfillBatchSize = try number(of: argument)
+            case "--backfill-nice-ratio":
+                let text = try value(of: argument)
+                guard let ratio = Double(text), ratio >= 0, ratio <= 100 else {
+                    throw BenchUsageError("--backfill-nice-ratio needs a number from 0 to 100, not '\(text)'")
+                }
+                options.backfillNiceRatio = ratio
             case "--switches": options.switches = try number(of: argument)
             case "--json": options.jsonPath = try value(of: argument)
             case "--scripts": options.scriptsDirectory = try value(of: argument)

@@ -1,4 +1,5 @@
 import Cutover
+import Foundation
 import Synchronization
 
 /// Clients that save drafts through a writer concurrently, each its own drafts in turn, and
@@ -37,8 +38,10 @@ struct SaveLoad: Sendable {
     /// Where the clients run between their awaits; nil for Swift's cooperative threads.
     var executor: (any TaskExecutor)? = nil
 
-    /// Saves until `deadline` or until `stop` is raised, whichever comes first; each client saves
-    /// at most once per `pace` when one is given, as a live application's users would.
+    /// Saves until `deadline` or until `stop` is raised, whichever comes first. With a `pace`,
+    /// each client saves on average once per `pace`, at random moments (exponential gaps, as
+    /// independent users arrive), not all clients in step; without one, each saves again as
+    /// soon as its last save returns.
     mutating func run(until deadline: ContinuousClock.Instant, stop: StopSignal? = nil,
                       pace: Duration? = nil) async -> Result {
         let started = ContinuousClock.now
@@ -103,7 +106,10 @@ struct SaveLoad: Sendable {
                 if case SaveFailure.conflict(_, let current) = error { client.revisions[slot] = current }
             }
             if let pace {
-                due += pace
+                // Clients saving in step would commit together every time and measure one
+                // burst's queue, and any periodic work beside them (a backfill's batches) could
+                // fall into or out of step with them by chance.
+                due += pace * -Foundation.log(Double.random(in: Double.leastNonzeroMagnitude...1))
                 let now = ContinuousClock.now
                 if due > now { try? await Task.sleep(until: due, clock: .continuous) } else { due = now }
             }

@@ -83,7 +83,7 @@ struct BackfillScenario {
         let smallRun = try await backfillWithEngine(database, load: &small)
         log.step("backfill, \(Format.number(Double(options.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
 
-        let pace = try engineOptions()
+        let pace = engineOptions(for: try draftsBackfill().step)
         let settings = "durable commits; batches of \(pace.batchSize), nice ratio \(pace.niceRatio); "
             + "\(Self.saveClients) clients each saving every \(Self.savePace.milliseconds) ms on average, at random moments, "
             + "during every run; fresh table each run"
@@ -171,10 +171,9 @@ struct BackfillScenario {
 
     /// Runs the plan's backfill with `BackfillEngine` while `load` saves, and measures it.
     private func backfillWithEngine(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
-        let source = try PlanSource.builtIn()
-        guard let step = source.plan.step(.backfill)?.backfill else { throw BenchError("the drafts plan has no backfill") }
+        let (source, step) = try draftsBackfill()
         let engine = BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
-                                    remainingSQL: source.text(step.remaining.path), options: try engineOptions())
+                                    remainingSQL: source.text(step.remaining.path), options: engineOptions(for: step))
         let configuration = database.configuration
         PeakMemory.reset()
         return try await measureBackfill(database, load: &load) {
@@ -186,13 +185,19 @@ struct BackfillScenario {
         }
     }
 
-    /// The drafts plan's pace, or the one the command line asks for instead.
-    private func engineOptions() throws -> BackfillEngine.Options {
-        guard let step = try PlanSource.builtIn().plan.step(.backfill)?.backfill else {
-            throw BenchError("the drafts plan has no backfill")
-        }
-        return BackfillEngine.Options(batchSize: options.backfillBatchSize ?? step.batchSize,
-                                      niceRatio: options.backfillNiceRatio ?? step.niceRatio)
+    /// The built-in drafts plan and its backfill step.
+    private func draftsBackfill() throws -> (source: PlanSource, step: PlanBackfill) {
+        let source = try PlanSource.builtIn()
+        guard let step = source.plan.step(.backfill)?.backfill else { throw BenchError("the drafts plan has no backfill") }
+        return (source, step)
+    }
+
+    /// The plan step's pace, or the one the command line asks for instead.
+    private func engineOptions(for step: PlanBackfill) -> BackfillEngine.Options {
+        var pace = BackfillEngine.Options(plan: step)
+        if let batchSize = options.backfillBatchSize { pace.batchSize = batchSize }
+        if let niceRatio = options.backfillNiceRatio { pace.niceRatio = niceRatio }
+        return pace
     }
 
     /// Runs the one set-based UPDATE with pgbench while `load` saves, and measures it.

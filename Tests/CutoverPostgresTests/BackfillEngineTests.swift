@@ -122,6 +122,13 @@ struct BackfillEngineTests {
         #expect(BackfillEngine.Options().pause(after: .seconds(3)) == .zero)
     }
 
+    @Test func aPlansBackfillStepSetsTheBatchSizeAndTheNiceRatio() throws {
+        let step = try #require(try PlanSource.builtIn().plan.step(.backfill)?.backfill)
+        let pace = BackfillEngine.Options(plan: step)
+        #expect(pace.batchSize == 1000 && pace.niceRatio == 0.25)
+        #expect(pace.batchDelay == .zero && pace.lockTimeout == BackfillEngine.Options().lockTimeout)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aNiceRatioRestsAfterEveryBatchInProportionToItsTime() async throws {
         let db = try await expandedTable("backfill_engine_nice_ratio", rows: 20)

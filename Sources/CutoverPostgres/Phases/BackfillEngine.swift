@@ -1,3 +1,4 @@
+import Cutover
 import Foundation
 import PostgresClient
 
@@ -37,6 +38,11 @@ public struct BackfillEngine: Sendable {
             self.niceRatio = niceRatio
             self.lockTimeout = lockTimeout
             self.maximumPasses = maximumPasses
+        }
+
+        /// The pace a plan's backfill step sets: its batch size and nice ratio, the rest default.
+        public init(plan backfill: PlanBackfill) {
+            self.init(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio)
         }
 
         /// The pause after a batch that took `batchTime`: ``batchDelay`` plus ``niceRatio`` of it.

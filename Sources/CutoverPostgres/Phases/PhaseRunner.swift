@@ -193,8 +193,7 @@ public final class PhaseRunner {
     }
 
     private func runBackfill(_ backfill: PlanBackfill, progress: (BackfillEngine.Progress) -> Void) throws {
-        var engineOptions = options.backfill
-            ?? BackfillEngine.Options(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio)
+        var engineOptions = options.backfill ?? BackfillEngine.Options(plan: backfill)
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
         let engine = BackfillEngine(plan: plan.name, batchSQL: source.text(backfill.batch.path),
                                     remainingSQL: source.text(backfill.remaining.path), options: engineOptions)

@@ -61,12 +61,13 @@ extension PhaseCommand {
         if isDryRun { return try await dryRun(.backfill) }
         var options = runnerOptions
         let plan = try planSource().plan
-        let planned = plan.step(.backfill)?.backfill
-        options.backfill = BackfillEngine.Options(
-            batchSize: parsed[PhaseCommandTree.batchSize] ?? planned?.batchSize ?? PlanLimits.defaultBatchSize,
-            batchDelay: parsed[PhaseCommandTree.batchDelay] ?? .zero,
-            niceRatio: parsed[PhaseCommandTree.niceRatio] ?? planned?.niceRatio ?? PlanLimits.defaultNiceRatio,
-            lockTimeout: options.sql.lockTimeout)
+        // The plan's pace, and what the command line says instead.
+        var pace = plan.step(.backfill)?.backfill.map(BackfillEngine.Options.init(plan:)) ?? BackfillEngine.Options()
+        if let batchSize = parsed[PhaseCommandTree.batchSize] { pace.batchSize = batchSize }
+        if let niceRatio = parsed[PhaseCommandTree.niceRatio] { pace.niceRatio = niceRatio }
+        pace.batchDelay = parsed[PhaseCommandTree.batchDelay] ?? .zero
+        pace.lockTimeout = options.sql.lockTimeout
+        options.backfill = pace
         let reporter = console.progress(label: "backfill", total: nil, isQuiet: isQuiet)
         let result = try await withRunner(options: options) { runner in
             try StepResult(runner.run(.backfill) { progress in

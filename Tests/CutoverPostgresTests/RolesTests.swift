@@ -37,7 +37,7 @@ struct RolesTests {
                 let runner = PhaseRunner(connection: app, source: try PlanSource.builtIn())
                 let refusal = Self.failure { try runner.run(.expand) }
                 #expect(refusal?.sqlState == .insufficientPrivilege)
-                #expect(refusal?.message == "permission denied for table phase_history")
+                #expect(refusal?.message == "permission denied for table runner_lease")
             }
             #expect(try await roles.columns() == ["id", "title", "revision"])
         }

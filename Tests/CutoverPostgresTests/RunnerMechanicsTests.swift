@@ -8,32 +8,92 @@ import Testing
 
 @Suite("Runner mechanics")
 struct RunnerMechanicsTests {
-    @Test func aSecondRunnerIsRefusedAtOnceNamingTheHolder() async throws {
+    @Test func aSecondRunnerIsRefusedAtOnceNamingTheHolderAndThePlan() async throws {
         let database = try await TestPostgres.database("runner_lock")
         let (error, released) = try await onThread { () -> (RunnerLockError?, Bool) in
             let first = try database.connect(applicationName: "first-runner")
             let second = try database.connect(applicationName: "second-runner")
-            try RunnerLock.acquire(on: first)
+            try ControlSchema.install(on: first)
+            try RunnerLock.acquire(plan: "drafts", on: first)
             var refusal: RunnerLockError?
-            do { try RunnerLock.acquire(on: second) } catch let error as RunnerLockError { refusal = error }
-            try RunnerLock.release(on: first)
-            try RunnerLock.acquire(on: second)
+            do { try RunnerLock.acquire(plan: "drafts", on: second) } catch let error as RunnerLockError { refusal = error }
+            try RunnerLock.release(plan: "drafts", on: first)
+            try RunnerLock.acquire(plan: "drafts", on: second)
             return (refusal, true)
         }
-        guard case .held(let holder?)? = error else { Issue.record("no refusal naming a holder: \(String(describing: error))"); return }
+        guard case .held(let holder?, let plan)? = error else {
+            Issue.record("no refusal naming a holder: \(String(describing: error))")
+            return
+        }
+        #expect(plan == "drafts")
         #expect(holder.applicationName == "first-runner")
-        #expect(error?.description.hasPrefix("another phase runner holds the lock: pid \(holder.pid) (application_name first-runner) since ") == true)
+        #expect(error?.description.hasPrefix(
+            "another phase runner is working on plan drafts: pid \(holder.pid) (application_name first-runner, role ") == true)
         #expect(released)
     }
 
-    @Test func aDeadRunnersLockIsReleasedWithItsSession() async throws {
+    @Test func eachPlanHasItsOwnLease() async throws {
+        let database = try await TestPostgres.database("runner_lock_plans")
+        try await onThread {
+            let first = try database.connect(applicationName: "drafts-runner")
+            let second = try database.connect(applicationName: "orders-runner")
+            try ControlSchema.install(on: first)
+            try RunnerLock.acquire(plan: "drafts", on: first)
+            try RunnerLock.acquire(plan: "orders", on: second)
+            #expect(try RunnerLock.holder(plan: "drafts", on: second)?.pid == first.backendPID)
+            #expect(try RunnerLock.holder(plan: "orders", on: first)?.pid == second.backendPID)
+        }
+    }
+
+    @Test func aDeadRunnersLeaseIsFreedWithItsSession() async throws {
         let database = try await TestPostgres.database("runner_lock_dead")
         try await onThread {
             let first = try database.connect(applicationName: "doomed-runner")
-            try RunnerLock.acquire(on: first)
+            try ControlSchema.install(on: first)
+            try RunnerLock.acquire(plan: "drafts", on: first)
             let admin = try database.connect()
             try admin.query("SELECT pg_terminate_backend(\(first.backendPID), \(5000))")
-            try RunnerLock.acquire(on: admin)
+            #expect(try RunnerLock.holder(plan: "drafts", on: admin) == nil)
+            try RunnerLock.acquire(plan: "drafts", on: admin)
+            #expect(try RunnerLock.holder(plan: "drafts", on: admin)?.pid == admin.backendPID)
+        }
+    }
+
+    @Test func runnersRacingForOnePlanNeverBothHoldIt() async throws {
+        let database = try await TestPostgres.database("runner_lock_race")
+        try await onThread { try ControlSchema.install(on: try database.connect()) }
+        let racers = 4
+        for round in 0..<10 {
+            // Every racer connects, all try at once, and every connection stays open until all
+            // have tried: a lease is never freed by its holder's end during the race.
+            let ready = DispatchSemaphore(value: 0), start = DispatchSemaphore(value: 0)
+            let tried = DispatchSemaphore(value: 0), close = DispatchSemaphore(value: 0)
+            let tasks = (0..<racers).map { index in
+                Task { () -> Bool in
+                    try await onThread { () -> Bool in
+                        let connection = try database.connect(applicationName: "racer-\(round)-\(index)")
+                        ready.signal()
+                        start.wait()
+                        var won = false
+                        do {
+                            try RunnerLock.acquire(plan: "race-\(round)", on: connection)
+                            won = true
+                        } catch is RunnerLockError {}
+                        tried.signal()
+                        close.wait()
+                        return won
+                    }
+                }
+            }
+            try await onThread {
+                for _ in 0..<racers { ready.wait() }
+                for _ in 0..<racers { start.signal() }
+                for _ in 0..<racers { tried.wait() }
+            }
+            for _ in 0..<racers { close.signal() }
+            var winners = 0
+            for task in tasks where try await task.value { winners += 1 }
+            #expect(winners == 1, "round \(round)")
         }
     }
 

@@ -69,9 +69,11 @@ struct PhaseWorkflowTests {
             "\(error)".contains("the legacy format is no longer stored")
         }
         await #expect(throws: PostgresError.self) { try await db.oldApplicationWrites(id: "old-3", title: "Broken now") }
-        let rollback = try await db.phase("rollback")
-        #expect(rollback.status == 3)
-        #expect(rollback.diagnostics.contains("contract is irreversible"))
+        for target in ["switch", "expand", "contract"] {
+            let rollback = try await db.phase("rollback", target)
+            #expect(rollback.status == 3, "rollback \(target)")
+            #expect(rollback.diagnostics.contains("contract is irreversible"), "rollback \(target): \(rollback.diagnostics)")
+        }
         let history = try await db.phase("history")
         #expect(history.output.contains("contract (forward)  done"))
         #expect(history.output.contains("switch modern (forward)  refused"))
@@ -91,7 +93,7 @@ struct PhaseWorkflowTests {
         let app = try await writers(db)
         _ = try await app.modern.save(save("modern-row", "op", expected: 0, title: "Modern meanwhile", body: "b"))
         let before = try await db.value(Int.self, "SELECT count(*) FROM drafts")
-        let rollback = try await db.phase("rollback")
+        let rollback = try await db.phase("rollback", stepsForward == 1 ? "expand" : "switch")
         #expect(rollback.status == 0, "\(rollback.diagnostics)")
         let expected = stepsForward == 1 ? "baseline" : "expanded"
         #expect(try await db.phaseName() == expected)
@@ -117,8 +119,8 @@ struct PhaseWorkflowTests {
         try await waitUntilRunning(db)
         let second = try await db.phase("expand")
         #expect(second.status == 75)
-        #expect(second.diagnostics.hasPrefix("Error: another phase runner holds the lock: pid "))
-        #expect(second.diagnostics.contains("(application_name cutover-phase) since "))
+        #expect(second.diagnostics.hasPrefix("Error: another phase runner is working on plan drafts: pid "))
+        #expect(second.diagnostics.contains("(application_name cutover-phase, role "))
         try holder.execute(unsafeSQL: "COMMIT")
         let finished = try await onThread { try PhaseBinary.finish(first) }
         #expect(finished.status == 0, "\(finished.diagnostics)")

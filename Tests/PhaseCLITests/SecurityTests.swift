@@ -13,7 +13,7 @@ struct SecurityTests {
     /// Every command that connects, with the arguments that make it run.
     static let commands: [[String]] = [
         ["init"], ["status"], ["check"], ["expand"], ["switch", "modern", "--force-readers"], ["backfill"],
-        ["contract", "--yes", "--window", "0s"], ["rollback"], ["history"], ["readers"], ["observe"], ["compare"],
+        ["contract", "--yes", "--window", "0s"], ["rollback", "switch"], ["history"], ["readers"], ["observe"], ["compare"],
         ["ledger", "prune"], ["init", "--dry-run"], ["expand", "--dry-run"],
     ]
 
@@ -51,7 +51,7 @@ struct SecurityTests {
         guard let password = URLComponents(string: db.url)?.password else { return }
         var outputs: [String] = []
         for arguments in [["init"], ["expand"], ["switch", "modern", "--force-readers"], ["status"], ["backfill"], ["observe"],
-                          ["compare"], ["history"], ["switch", "modern"], ["rollback"], ["ledger", "prune"]] {
+                          ["compare"], ["history"], ["switch", "modern"], ["rollback", "switch"], ["ledger", "prune"]] {
             let run = try await db.phase(arguments)
             outputs.append(run.output + run.diagnostics)
         }

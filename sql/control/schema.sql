@@ -1,4 +1,4 @@
--- Cutover's control schema, version 3.
+-- Cutover's control schema, version 4.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -8,7 +8,7 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 
 -- Version history: 1 added the ledger, the outcome log and the save function; 2 added the
 -- migration state, the phase history, the applied-file checksums and legacy-write tracking;
--- 3 added the reader registry.
+-- 3 added the reader registry; 4 added the per-plan runner lease and the 'skipped' outcome.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS cutover.phase_history (
     os_user text NOT NULL,
     started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     duration_ms bigint,
-    outcome text NOT NULL CHECK (outcome IN ('running', 'done', 'failed', 'refused', 'interrupted')),
+    outcome text NOT NULL CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted')),
     error text,
     checksum text,
     epoch bigint,
@@ -74,6 +74,27 @@ CREATE TABLE IF NOT EXISTS cutover.phase_history (
 );
 
 CREATE INDEX IF NOT EXISTS phase_history_plan ON cutover.phase_history (plan, id);
+
+-- 'skipped' (version 4): a step asked for again after it had happened, which changed nothing.
+ALTER TABLE cutover.phase_history DROP CONSTRAINT IF EXISTS phase_history_outcome_check;
+ALTER TABLE cutover.phase_history ADD CONSTRAINT phase_history_outcome_check
+    CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted'));
+
+-- Which runner works on a plan: at most one row per plan, naming the server session that
+-- holds it. A row whose session has ended (its pid is gone, or now belongs to a session that
+-- started later) holds nothing, so a runner that dies frees the plan with its session. Only
+-- the owner of this schema (the migrator) may write it: an application role can neither take
+-- nor hold nor release a plan's exclusion, as it could with an advisory lock.
+CREATE TABLE IF NOT EXISTS cutover.runner_lease (
+    plan text PRIMARY KEY,
+    pid integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    application_name text NOT NULL,
+    acquired_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON cutover.runner_lease FROM PUBLIC;
 
 -- The checksum of every SQL file as it was applied; a file changed since is refused.
 CREATE TABLE IF NOT EXISTS cutover.applied_files (
@@ -251,10 +272,11 @@ BEGIN
     IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
-                             'phase_history', 'applied_files', 'legacy_activity', 'readers')) <> 8 THEN
+                             'phase_history', 'applied_files', 'legacy_activity', 'readers',
+                             'runner_lease')) <> 9 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity and readers in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers and runner_lease in schema cutover';
     END IF;
 END
 $check$;

@@ -65,6 +65,7 @@ public enum PhaseRefusal: Error, Sendable, Hashable, CustomStringConvertible {
         case .backfill: "backfilled"
         case .contract: "contracted"
         case .revertExpand: "at baseline"
+        case .revertContract: "without any of contract applied"
         }
     }
 }

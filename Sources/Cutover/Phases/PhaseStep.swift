@@ -13,8 +13,10 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case backfill
     /// Removes the v1 representation, irreversibly: backfilled to contracted.
     case contract
-    /// Removes what expand added: expanded to baseline.
+    /// Removes what expand added: expanded to baseline, or what a stopped expand left at baseline.
     case revertExpand
+    /// Undoes what a stopped contract applied before its point of no return: backfilled stays backfilled.
+    case revertContract
 
     /// Whether a step takes the migration further or undoes part of it.
     public enum Direction: String, Sendable, Hashable, CaseIterable {
@@ -24,7 +26,8 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
         case rollback
     }
 
-    /// The step's stable name: `expand`, `switch modern`, `switch legacy`, `backfill`, `contract` or `revert expand`.
+    /// The step's stable name: `expand`, `switch modern`, `switch legacy`, `backfill`, `contract`,
+    /// `revert expand` or `revert contract`.
     public var name: String {
         switch self {
         case .expand: "expand"
@@ -33,6 +36,7 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
         case .backfill: "backfill"
         case .contract: "contract"
         case .revertExpand: "revert expand"
+        case .revertContract: "revert contract"
         }
     }
 
@@ -45,15 +49,17 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The step's name.
     public var description: String { name }
 
-    /// Forward for expand, switch modern, backfill and contract; rollback for switch legacy and revert expand.
+    /// Forward for expand, switch modern, backfill and contract; rollback for switch legacy and the reverts.
     public var direction: Direction {
         switch self {
         case .expand, .switchModern, .backfill, .contract: .forward
-        case .switchLegacy, .revertExpand: .rollback
+        case .switchLegacy, .revertExpand, .revertContract: .rollback
         }
     }
 
-    /// The phases the step may run from.
+    /// The phases the step may run from when nothing is half done. A revert also runs from
+    /// the phase its step starts from when that step stopped half way (see
+    /// ``PhaseMachine/decide(_:from:partlyApplied:)``).
     public var sourcePhases: [MigrationPhase] {
         switch self {
         case .expand: [.baseline]
@@ -62,6 +68,7 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
         case .backfill: [.modern, .backfilled]
         case .contract: [.backfilled]
         case .revertExpand: [.expanded]
+        case .revertContract: []
         }
     }
 
@@ -74,6 +81,7 @@ public enum PhaseStep: String, Sendable, Hashable, CaseIterable, CustomStringCon
         case .backfill: .backfilled
         case .contract: .contracted
         case .revertExpand: .baseline
+        case .revertContract: .backfilled
         }
     }
 }

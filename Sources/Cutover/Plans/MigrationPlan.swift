@@ -37,15 +37,18 @@
 /// - `legacyApplicationPattern` (optional): 1 to 256 characters, a `LIKE` pattern
 ///   over `application_name` that marks legacy sessions.
 /// - `modernWriterWindow`: digits and a unit `s`, `m`, `h` or `d`, from `0s` to `366d`.
-/// - `steps`: `expand`, then optionally `switch`, then optionally `backfill`, then
-///   `contract`, each at most once and in that order. A plan without a switch or
-///   backfill step adds no SQL or checks to it; the phases still pass through it.
+/// - `steps`: `expand`, then optionally `switch`, then `backfill`, then `contract`, each
+///   at most once and in that order. A plan without a switch step adds no checks to it;
+///   the phases still pass through it. The backfill step is required: its `remaining`
+///   query is how the runner knows, before contract, that no row has only v1.
 ///   - expand: `apply` and `revert`, each 1 to 64 SQL files; `checks` (optional).
 ///   - switch: `checks` (optional).
 ///   - backfill: `batch` and `remaining` (paths); `batchSize` (optional, 1 to
 ///     1,000,000, default 1,000); `niceRatio` (optional, a number from 0 to 100, default 0:
 ///     the pause after each batch as a fraction of the batch's time); `checks` (optional).
-///   - contract: `apply`, 1 to 64 SQL files; `checks` (optional).
+///   - contract: `apply`, 1 to 64 SQL files, the last of which is the point of no return;
+///     `revert` (optional, 1 to 64 SQL files) undoes what the files before the last did, so
+///     that a contract stopped before its last file can be rolled back; `checks` (optional).
 /// - A SQL file is a path string, or `{"file": path, "transaction": bool}` with
 ///   `transaction` optional (default true). Paths are relative, `/`-separated, of
 ///   `A-Z a-z 0-9 _ . / -`, with no empty, `.` or `..` component, at most 255

@@ -58,6 +58,9 @@ enum PlanManifestDecoder {
             steps.append(try step(kind, object))
         }
         guard steps.last?.kind == .contract else { throw value.fault(.missingStep(.contract)) }
+        // Contract removes v1, so the runner must be able to count the rows that still have only
+        // v1: that count is the backfill step's `remaining` query.
+        guard steps.contains(where: { $0.kind == .backfill }) else { throw value.fault(.missingStep(.backfill)) }
         return steps
     }
 
@@ -84,10 +87,20 @@ enum PlanManifestDecoder {
         return PlanStep(
             kind: kind,
             apply: hasApply ? try sqlFiles(object["apply"]) : [],
-            revert: kind == .expand ? try sqlFiles(object["revert"]) : [],
+            revert: try revertFiles(kind, object),
             backfill: backfill,
             checks: try object.optional("checks").map(checks) ?? []
         )
+    }
+
+    /// Expand's `revert` is required; contract's is optional (without it, a contract that stopped
+    /// half way can only be finished); other kinds have none.
+    private static func revertFiles(_ kind: PlanStep.Kind, _ object: ManifestObject) throws(ManifestFault) -> [PlanSQLFile] {
+        switch kind {
+        case .expand: try sqlFiles(object["revert"])
+        case .contract: try object.optional("revert").map(sqlFiles) ?? []
+        case .switch, .backfill: []
+        }
     }
 
     private static func sqlFiles(_ value: ManifestValue) throws(ManifestFault) -> [PlanSQLFile] {

@@ -1,7 +1,8 @@
 /// One step of a migration plan: the SQL it runs and the checks that must pass first.
 ///
 /// Which members are used depends on ``kind``: expand has ``apply`` and
-/// ``revert``; contract has ``apply`` only (it cannot be reverted); backfill has
+/// ``revert``; contract has ``apply`` and may have ``revert``, which undoes what a
+/// contract stopped before its last file (its point of no return) applied; backfill has
 /// ``backfill``; switch has only checks, because the runner performs the switch
 /// itself. Members a kind does not use are empty or nil.
 public struct PlanStep: Sendable, Hashable {
@@ -13,16 +14,16 @@ public struct PlanStep: Sendable, Hashable {
         case `switch`
         /// Converts v1-only rows in batches.
         case backfill
-        /// Removes the v1 representation, irreversibly.
+        /// Removes the v1 representation; irreversible once its last file has run.
         case contract
 
-        /// The kind whose SQL and checks `step` uses: revert expand uses expand's, and both switches use switch's.
+        /// The kind whose SQL and checks `step` uses: each revert uses its step's, and both switches use switch's.
         public init(_ step: PhaseStep) {
             switch step {
             case .expand, .revertExpand: self = .expand
             case .switchModern, .switchLegacy: self = .switch
             case .backfill: self = .backfill
-            case .contract: self = .contract
+            case .contract, .revertContract: self = .contract
             }
         }
 
@@ -35,7 +36,7 @@ public struct PlanStep: Sendable, Hashable {
             case .expand: ["kind", "apply", "revert", "checks"]
             case .switch: ["kind", "checks"]
             case .backfill: ["kind", "batch", "remaining", "batchSize", "niceRatio", "checks"]
-            case .contract: ["kind", "apply", "checks"]
+            case .contract: ["kind", "apply", "revert", "checks"]
             }
         }
     }
@@ -46,7 +47,8 @@ public struct PlanStep: Sendable, Hashable {
     /// The files the step runs, in order, each in its own transaction unless marked otherwise.
     public let apply: [PlanSQLFile]
 
-    /// The files that undo expand, in order; empty for every other kind.
+    /// The files that undo expand, in order; for contract, the files that undo what its files
+    /// before the last one did (empty when the plan gives none); empty for every other kind.
     public let revert: [PlanSQLFile]
 
     /// The batch and count files of a backfill step; nil for every other kind.

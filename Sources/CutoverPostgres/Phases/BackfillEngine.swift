@@ -89,10 +89,14 @@ public struct BackfillEngine: Sendable {
 
     /// Runs batches until no row remains.
     ///
-    /// - Parameter progress: called after every batch.
+    /// - Parameters:
+    ///   - isStopRequested: asked before every batch; when true the engine stops there, its
+    ///     cursor saved with the last batch, and throws ``BackfillError/stopped(converted:)``.
+    ///   - progress: called after every batch.
     /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass.
     @discardableResult
-    public func run(on connection: PostgresConnection, progress: (Progress) -> Void = { _ in }) throws -> Progress {
+    public func run(on connection: PostgresConnection, isStopRequested: @Sendable () -> Bool = { false },
+                    progress: (Progress) -> Void = { _ in }) throws -> Progress {
         let state = try connection.query("""
             SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = \(plan)
             """)
@@ -103,6 +107,7 @@ public struct BackfillEngine: Sendable {
         progress(current)
         let clock = ContinuousClock()
         while true {
+            if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
             let began = clock.now
             let batch = try runBatch(after: cursor, on: connection)
             let pause = options.pause(after: clock.now - began)
@@ -158,12 +163,17 @@ public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
     case rowsStillLocked(Int64)
     /// The plan has no state row: `phase init` has not run.
     case noState(String)
+    /// Stopped between batches as asked, with this many rows converted in all; running
+    /// backfill again resumes from the saved cursor.
+    case stopped(converted: Int64)
 
     public var description: String {
         switch self {
         case .rowsStillLocked(let count):
             "backfill stopped with \(count) rows still to convert: other transactions held them on every pass; run backfill again"
         case .noState(let plan): "plan \(plan) has no migration state; run 'phase init' first"
+        case .stopped(let converted):
+            "backfill stopped between batches as asked, \(converted) rows converted so far; run backfill again to resume"
         }
     }
 }

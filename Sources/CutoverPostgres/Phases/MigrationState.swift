@@ -46,30 +46,38 @@ public struct MigrationState: Sendable, Equatable {
             """).affectedRows == 1
     }
 
-    /// Moves `plan` to `phase` with the phase's writer path, one epoch on; inside the caller's
-    /// transaction. A change of writer path is announced on ``notificationChannel`` in the same
-    /// transaction, so listeners hear of it exactly when it commits.
+    /// Moves `plan` from `phase` at `epoch` to `target` with the target's writer path, one
+    /// epoch on, inside the caller's transaction.
+    ///
+    /// A compare-and-set: when the state is no longer at that phase and epoch (another runner,
+    /// or an earlier attempt whose reply was lost, moved it), nothing changes and
+    /// ``PhaseRunnerError/stateMoved(plan:from:epoch:)`` is thrown, so that the caller's
+    /// transaction rolls back with everything it did. A change of writer path is announced on
+    /// ``notificationChannel`` in the same transaction, so listeners hear of it exactly when it
+    /// commits.
     ///
     /// - Returns: the new epoch.
     @discardableResult
-    static func advance(plan: String, to phase: MigrationPhase, on connection: PostgresConnection) throws -> Int64 {
-        let path = phase.writerPath.rawValue
-        let row = try connection.query("""
+    static func advance(plan: String, from phase: MigrationPhase, epoch: Int64, to target: MigrationPhase,
+                        on connection: PostgresConnection) throws -> Int64 {
+        let path = target.writerPath.rawValue
+        let rows = try connection.query("""
             UPDATE cutover.migration_state
-               SET phase = \(phase.rawValue), epoch = epoch + 1, updated_at = now(),
+               SET phase = \(target.rawValue), epoch = epoch + 1, updated_at = now(),
                    writer_switched_at = CASE WHEN writer_path <> \(path) THEN now() ELSE writer_switched_at END,
                    writer_path = \(path),
-                   backfill_cursor = CASE WHEN \(phase.rawValue) = 'baseline' THEN NULL ELSE backfill_cursor END,
-                   backfill_converted = CASE WHEN \(phase.rawValue) = 'baseline' THEN 0 ELSE backfill_converted END
-             WHERE plan = \(plan)
-            RETURNING epoch, writer_path
-            """)[0]
-        let epoch = try row.decode(Int64.self, "epoch")
+                   backfill_cursor = CASE WHEN \(target.rawValue) = 'baseline' THEN NULL ELSE backfill_cursor END,
+                   backfill_converted = CASE WHEN \(target.rawValue) = 'baseline' THEN 0 ELSE backfill_converted END
+             WHERE plan = \(plan) AND phase = \(phase.rawValue) AND epoch = \(epoch)
+            RETURNING epoch
+            """)
+        guard let row = rows.first else { throw PhaseRunnerError.stateMoved(plan: plan, from: phase, epoch: epoch) }
+        let newEpoch = try row.decode(Int64.self, "epoch")
         try connection.query("""
             SELECT pg_notify(\(notificationChannel), json_build_object('plan', \(plan)::text, 'writerPath', \(path)::text,
-                                                                       'epoch', \(epoch), 'phase', \(phase.rawValue)::text)::text)
+                                                                       'epoch', \(newEpoch), 'phase', \(target.rawValue)::text)::text)
             """)
-        return epoch
+        return newEpoch
     }
 
     /// The channel on which every change of a plan's state is announced.

@@ -19,7 +19,8 @@ public struct PhaseHistoryEntry: Sendable, Equatable {
     public var startedAt: Date
     /// How long it took, when it ended.
     public var durationMilliseconds: Int64?
-    /// running, done, failed, refused or interrupted.
+    /// running, done, skipped (asked for again after it had happened: nothing changed), failed,
+    /// refused or interrupted.
     public var outcome: String
     /// Why it failed or was refused.
     public var error: String?
@@ -61,6 +62,30 @@ public enum PhaseHistory {
                         on connection: PostgresConnection) throws {
         let id = try begin(plan: plan, step: step, direction: direction, details: details, on: connection)
         try finish(id, outcome: "refused", error: reason, on: connection)
+    }
+
+    /// Records a step asked for again after it had happened: it changed nothing.
+    static func skipped(plan: String, step: String, direction: String, details: String,
+                        on connection: PostgresConnection) throws {
+        let id = try begin(plan: plan, step: step, direction: direction, details: details, on: connection)
+        try finish(id, outcome: "skipped", on: connection)
+    }
+
+    /// The latest attempt at `step` that did it, if any.
+    public static func lastDone(plan: String, step: String, on connection: PostgresConnection) throws -> PhaseHistoryEntry? {
+        try connection.query("""
+            SELECT \(unsafeRaw: columns) FROM cutover.phase_history
+             WHERE plan = \(plan) AND step = \(step) AND outcome = 'done' ORDER BY id DESC LIMIT 1
+            """).first.map(entry)
+    }
+
+    /// The latest attempt at `step` that began to change something (done, failed, interrupted
+    /// or still running), if any.
+    static func lastAttempt(plan: String, step: String, on connection: PostgresConnection) throws -> PhaseHistoryEntry? {
+        try connection.query("""
+            SELECT \(unsafeRaw: columns) FROM cutover.phase_history
+             WHERE plan = \(plan) AND step = \(step) AND outcome NOT IN ('refused', 'skipped') ORDER BY id DESC LIMIT 1
+            """).first.map(entry)
     }
 
     /// Marks attempts left running by a runner that died as interrupted, and returns them.

@@ -4,6 +4,12 @@ import PostgresClient
 
 extension PhaseRunner {
     /// The checks that must pass before `step`, run now; nothing is changed.
+    ///
+    /// Each check runs in a read-only transaction of its own, under its own statement timeout
+    /// (``Options/checkTimeout``), on a session separate from the runner's, which holds
+    /// nothing the runner depends on: a check that tries to write, times out or fails is a
+    /// failed check naming itself, and whatever it does to its session cannot release the
+    /// plan's lease or touch the step's transaction.
     public func checks(before step: PhaseStep, state: MigrationState) throws -> [CheckOutcome] {
         var results = [try appliedSQLUnchanged()]
         switch step {
@@ -11,21 +17,59 @@ extension PhaseRunner {
             results += try planChecks(.expand)
         case .switchModern:
             results += try planChecks(.switch)
-            results.append(try readersCheck())
+            results.append(try readOnly(readersCheck))
         case .switchLegacy:
             results.append(try contractNotBegun())
         case .backfill:
             results += try planChecks(.backfill)
         case .contract:
             results.append(try modernWriterWindow(state))
-            results.append(try noLegacySessions())
-            results.append(try noLiveReaderNeedsV1())
-            results.append(try noRecentLegacyWrites())
+            results.append(try readOnly(noLegacySessions))
+            results.append(try readOnly(noLiveReaderNeedsV1))
+            results.append(try readOnly(noRecentLegacyWrites))
+            results.append(try noV1OnlyRows())
             results += try planChecks(.contract)
-        case .revertExpand:
+        case .revertExpand, .revertContract:
             break
         }
         return results
+    }
+
+    /// Runs `body` on the check session in a read-only transaction under the check timeout,
+    /// and rolls it back. The session is opened on first use, and again after it broke.
+    func readOnly<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let session = try checkSession()
+        let timeout = Int64((options.checkTimeout / .milliseconds(1)).rounded(.up))
+        let lockTimeout = min(timeout, Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up)))
+        do {
+            try session.execute(unsafeSQL: """
+                BEGIN READ ONLY; SET LOCAL statement_timeout = '\(timeout)ms'; SET LOCAL lock_timeout = '\(lockTimeout)ms'
+                """)
+            defer {
+                // A ROLLBACK that fails leaves a broken session, which the next check reopens.
+                if session.isConnected { _ = try? session.execute(unsafeSQL: "ROLLBACK") }
+            }
+            return try body(session)
+        } catch {
+            if !session.isConnected { checkConnection = nil }
+            throw error
+        }
+    }
+
+    private func checkSession() throws -> PostgresConnection {
+        if let checkConnection, checkConnection.isConnected { return checkConnection }
+        let session = try openSession?() ?? PostgresConnection(configuration: connection.configuration)
+        session.noticeHandler = { _ in }
+        checkConnection = session
+        return session
+    }
+
+    /// A check's failure as its observed value: a timeout says so; any other error is quoted.
+    private func observedFailure(_ error: PostgresError) -> String {
+        if error.sqlState == .queryCanceled, !options.isStopRequested() {
+            return "timed out after \(Self.words(options.checkTimeout))"
+        }
+        return "error: \(error.description)"
     }
 
     /// The window contract waits for: the option's, else the plan's.
@@ -54,7 +98,7 @@ extension PhaseRunner {
                             message: "restore the applied files as they were; fix forward with a new plan step instead")
     }
 
-    /// The plan's own checks for a step kind.
+    /// The plan's own checks for a step kind, each on the check session.
     func planChecks(_ kind: PlanStep.Kind) throws -> [CheckOutcome] {
         try (plan.step(kind)?.checks ?? []).map { check in
             let sql: String
@@ -63,21 +107,46 @@ extension PhaseRunner {
             case .file(let path): sql = source.text(path)
             }
             do {
-                let rows = try connection.query(PostgresQuery(unsafeSQL: sql))
-                let observed = rows.first.flatMap { $0.text(at: 0) }
+                // A prepared statement: one statement only, so a check cannot end the read-only
+                // transaction and go on outside it.
+                let observed = try readOnly { session in
+                    try session.query(PostgresQuery(unsafeSQL: sql)).first.flatMap { $0.text(at: 0) }
+                }
                 return CheckOutcome(name: check.name, isPassed: check.expectation.evaluate(observed: observed),
                                     observed: observed ?? "NULL", expected: check.expectation.description, message: check.message)
             } catch let error as PostgresError {
-                return CheckOutcome(name: check.name, isPassed: false, observed: "error: \(error.description)",
+                if options.isStopRequested() { throw error }
+                return CheckOutcome(name: check.name, isPassed: false, observed: observedFailure(error),
                                     expected: check.expectation.description, message: check.message)
             }
         }
     }
 
+    /// No row has only the v1 representation that contract removes, by the backfill's own
+    /// count: the runner's check, whatever the plan's checks say.
+    func noV1OnlyRows() throws -> CheckOutcome {
+        let name = "no v1-only rows"
+        let message = "run backfill until it converts every row first"
+        guard let backfill = plan.step(.backfill)?.backfill else {
+            return CheckOutcome(name: name, isPassed: false, observed: "the plan has no backfill step to count them",
+                                expected: "= 0", message: "add a backfill step to the plan")
+        }
+        do {
+            let remaining = try readOnly { session in
+                try BackfillEngine(plan: plan.name, batchSQL: "", remainingSQL: source.text(backfill.remaining.path))
+                    .remaining(on: session)
+            }
+            return CheckOutcome(name: name, isPassed: remaining == 0, observed: "\(remaining)", expected: "= 0", message: message)
+        } catch let error as PostgresError {
+            if options.isStopRequested() { throw error }
+            return CheckOutcome(name: name, isPassed: false, observed: observedFailure(error), expected: "= 0", message: message)
+        }
+    }
+
     /// Every live reader understands v2. With no live reader registered the check fails safe,
     /// unless the operator forces it (which the history records).
-    func readersCheck() throws -> CheckOutcome {
-        let live = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: connection).filter(\.isLive)
+    func readersCheck(on session: PostgresConnection) throws -> CheckOutcome {
+        let live = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: session).filter(\.isLive)
         let expected = "every live reader lists v2"
         if live.isEmpty {
             return CheckOutcome(name: "live readers understand v2", isPassed: options.forceReaders,
@@ -93,8 +162,8 @@ extension PhaseRunner {
     }
 
     /// No live reader still needs the v1 representation that contract removes.
-    func noLiveReaderNeedsV1() throws -> CheckOutcome {
-        let needing = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: connection)
+    func noLiveReaderNeedsV1(on session: PostgresConnection) throws -> CheckOutcome {
+        let needing = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: session)
             .filter { $0.isLive && !$0.readsV2 }
         return CheckOutcome(name: "no live reader needs v1", isPassed: needing.isEmpty,
                             observed: needing.isEmpty ? "none" : "\(needing.count) live: " + Self.names(needing),
@@ -109,10 +178,12 @@ extension PhaseRunner {
     /// Switching back to legacy needs the v1 representation, which contract removes.
     func contractNotBegun() throws -> CheckOutcome {
         let applied = try appliedChecksums(step: .contract).keys.sorted()
+        let revertible = !(plan.step(.contract)?.revert.isEmpty ?? true)
         return CheckOutcome(name: "contract not begun", isPassed: applied.isEmpty,
                             observed: applied.isEmpty ? "no contract file applied" : "applied: " + applied.joined(separator: ", "),
                             expected: "no contract file applied",
-                            message: "contract has begun; finish it and fix forward")
+                            message: revertible ? "contract stopped half way; undo what it applied with 'phase rollback contract' first"
+                                : "contract has begun and the plan gives it no revert; finish it and fix forward")
     }
 
     /// The modern writer has been the writer for at least the window.
@@ -133,14 +204,15 @@ extension PhaseRunner {
     }
 
     /// No session whose application_name matches the plan's legacy pattern is connected.
-    func noLegacySessions() throws -> CheckOutcome {
+    func noLegacySessions(on session: PostgresConnection) throws -> CheckOutcome {
         guard let pattern = plan.legacyApplicationPattern else {
             return CheckOutcome(name: "no legacy session connected", isPassed: true, observed: "no pattern in the plan",
                                 expected: "none connected", message: "")
         }
-        let sessions = try connection.query("""
+        let sessions = try session.query("""
             SELECT pid, application_name FROM pg_stat_activity
-             WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE \(pattern)
+             WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> \(connection.backendPID)
+               AND application_name LIKE \(pattern)
              ORDER BY pid
             """).map { "pid \(try $0.decode(Int32.self, "pid")) (\(try $0.decode(String.self, "application_name")))" }
         return CheckOutcome(name: "no legacy session connected", isPassed: sessions.isEmpty,
@@ -150,8 +222,8 @@ extension PhaseRunner {
     }
 
     /// No write in the legacy format reached the table within the window.
-    func noRecentLegacyWrites() throws -> CheckOutcome {
-        let row = try connection.query("""
+    func noRecentLegacyWrites(on session: PostgresConnection) throws -> CheckOutcome {
+        let row = try session.query("""
             SELECT CASE WHEN last_write_at = '-infinity' THEN NULL
                         ELSE extract(epoch FROM now() - last_write_at)::float8 END AS age
               FROM cutover.legacy_activity WHERE table_name = \(plan.table)

@@ -8,7 +8,7 @@ public struct PhaseStatus: Sendable {
     public struct Step: Sendable, Equatable {
         /// The step's name.
         public var name: String
-        /// pending, done, running or interrupted.
+        /// pending, done, half done, running or interrupted.
         public var state: String
     }
 
@@ -30,35 +30,36 @@ public struct PhaseStatus: Sendable {
     public var unfinished: [PhaseHistoryEntry]
     /// The runner at work now, if any.
     public var lockHolder: RunnerLock.Holder?
+    /// A step that stopped half way, and the revert that undoes it.
+    public var halfDone: PhaseRunner.HalfDoneStep?
 }
 
 extension PhaseRunner {
     /// Reads the plan's state and runs the next step's checks; changes nothing.
     public func status() throws -> PhaseStatus {
         let state = try state()
-        let holder = try RunnerLock.holder(on: connection)
+        let holder = try readOnly { try RunnerLock.holder(plan: plan.name, on: $0) }
         let unfinished = try PhaseHistory.running(plan: plan.name, on: connection)
+        let halfDone = try halfDoneStep(in: state.phase)
         let next = PhaseMachine.nextStep(from: state.phase)
         let checks = try next.map { try self.checks(before: $0, state: state) } ?? []
         var remaining: Int64 = 0
         if state.phase.hasV2Representation && state.phase != .contracted, let backfill = plan.step(.backfill)?.backfill {
-            remaining = (try? BackfillEngine(plan: plan.name, batchSQL: "", remainingSQL: source.text(backfill.remaining.path))
-                .remaining(on: connection)) ?? 0
+            remaining = try readOnly { session in
+                try BackfillEngine(plan: plan.name, batchSQL: "", remainingSQL: source.text(backfill.remaining.path))
+                    .remaining(on: session)
+            }
         }
-        let order: [(PhaseStep, MigrationPhase)] = [(.expand, .expanded), (.switchModern, .modern),
-                                                    (.backfill, .backfilled), (.contract, .contracted)]
-        let rank = MigrationPhase.allCases
-        let steps = order.map { step, reached in
-            let done = rank.firstIndex(of: state.phase)! >= rank.firstIndex(of: reached)!
-            var name = step.name
-            if step == .switchModern { name = "switch" }
+        let steps = PhaseMachine.forwardSteps.map { step in
+            let name = step == .switchModern ? "switch" : step.name
             if unfinished.contains(where: { $0.step == step.name }) {
                 return PhaseStatus.Step(name: name, state: holder == nil ? "interrupted" : "running")
             }
-            return PhaseStatus.Step(name: name, state: done ? "done" : "pending")
+            if halfDone?.stopped == step { return PhaseStatus.Step(name: name, state: "half done") }
+            return PhaseStatus.Step(name: name, state: PhaseMachine.hasHappened(step, by: state.phase) ? "done" : "pending")
         }
         return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
                            nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining),
-                           unfinished: unfinished, lockHolder: holder)
+                           unfinished: unfinished, lockHolder: holder, halfDone: halfDone)
     }
 }

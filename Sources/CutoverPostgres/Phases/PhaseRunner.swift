@@ -28,17 +28,25 @@ public final class PhaseRunner {
         /// Why the step runs, when not at an operator's hand (an automatic rollback); recorded
         /// in the history.
         public var reason: String?
+        /// The longest one check may run; a check that runs longer fails, naming itself.
+        public var checkTimeout: Duration
+        /// Whether the operator asked the command to stop (a signal): a step stops at the next
+        /// file or backfill batch, and an attempt that ends because of it is recorded interrupted.
+        public var isStopRequested: @Sendable () -> Bool
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
                     forceReaders: Bool = false, modernWriterWindow: Duration? = nil,
-                    readerStaleAfter: Duration = ReaderRegistry.defaultStaleAfter, reason: String? = nil) {
+                    readerStaleAfter: Duration = ReaderRegistry.defaultStaleAfter, reason: String? = nil,
+                    checkTimeout: Duration = .seconds(30), isStopRequested: @escaping @Sendable () -> Bool = { false }) {
             self.sql = sql
             self.backfill = backfill
             self.forceReaders = forceReaders
             self.modernWriterWindow = modernWriterWindow
             self.readerStaleAfter = readerStaleAfter
             self.reason = reason
+            self.checkTimeout = checkTimeout
+            self.isStopRequested = isStopRequested
         }
     }
 
@@ -56,10 +64,19 @@ public final class PhaseRunner {
         public var checks: [CheckOutcome]
         /// Attempts the runner found interrupted and took over.
         public var resumedInterrupted: Bool
+        /// The step had happened already (asked for again after a lost reply, or by a second
+        /// operator): nothing changed, and `from`, `to` and `epoch` are where the plan stands.
+        public var isAlreadyDone: Bool = false
+        /// The attempt that did it, when the step is already done and the history has it.
+        public var doneBy: PhaseHistoryEntry?
     }
 
-    /// The connection the runner works on; it holds the runner lock while a step runs.
+    /// The connection the runner works on; it holds the plan's lease while a step runs.
     public let connection: PostgresConnection
+    /// Opens the separate session the runner's checks run on; nil opens one like ``connection``.
+    public let openSession: (@Sendable () throws -> PostgresConnection)?
+    /// The session checks run on, opened when the first check runs.
+    var checkConnection: PostgresConnection?
     /// The plan.
     public let source: PlanSource
     let options: Options
@@ -68,8 +85,10 @@ public final class PhaseRunner {
     /// A runner for `source` on `connection`; `log` receives one line per notable event
     /// (retries, resumed steps, backfill batches).
     public init(connection: PostgresConnection, source: PlanSource, options: Options = Options(),
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in },
+                openSession: (@Sendable () throws -> PostgresConnection)? = nil) {
         self.connection = connection
+        self.openSession = openSession
         self.source = source
         self.options = options
         self.log = log
@@ -101,27 +120,44 @@ public final class PhaseRunner {
 
     // MARK: Steps
 
-    /// Runs `step` after its checks, or throws ``StepRefusal`` (nothing changed) or the error
-    /// that stopped it (recorded as failed).
+    /// Runs `step` after its checks, reports it done when it has happened already, or throws
+    /// ``StepRefusal`` (nothing changed) or the error that stopped it (recorded as failed, or as
+    /// interrupted when the operator stopped it).
     ///
-    /// - Parameter progress: backfill's progress, after each batch.
+    /// The step is bound to the transition it means: from the phase and epoch read under the
+    /// plan's lease, to the step's target. The change of phase is a compare-and-set on that
+    /// phase and epoch, so it cannot happen twice, and a step asked for again after it happened
+    /// (its reply lost, a second operator answering the same alert) changes nothing and
+    /// returns a report with ``StepReport/isAlreadyDone`` set.
+    ///
+    /// - Parameters:
+    ///   - expectedEpoch: the epoch the operator saw; when the state has moved since, the step
+    ///     is refused, unless this very step is what moved it (then it is reported done).
+    ///   - progress: backfill's progress, after each batch.
     @discardableResult
-    public func run(_ step: PhaseStep, progress: (BackfillEngine.Progress) -> Void = { _ in }) throws -> StepReport {
-        try RunnerLock.acquire(on: connection)
-        defer { _ = try? RunnerLock.release(on: connection) }
+    public func run(_ step: PhaseStep, expectedEpoch: Int64? = nil,
+                    progress: (BackfillEngine.Progress) -> Void = { _ in }) throws -> StepReport {
+        try RunnerLock.acquire(plan: plan.name, on: connection)
+        defer { releaseLease() }
         let interrupted = try PhaseHistory.markInterrupted(plan: plan.name, on: connection)
         for entry in interrupted {
             log("taking over '\(entry.step)', interrupted after it started at \(entry.startedAt) by \(entry.osUser)")
         }
         let state = try state()
-        let target: MigrationPhase
+        let decision: PhaseMachine.Decision
         do {
-            target = try PhaseMachine.transition(from: state.phase, by: step)
-        } catch {
-            let refusal = StepRefusal(step: step.name, failedChecks: [], reason: error.description)
+            decision = try self.decision(for: step, state: state, expectedEpoch: expectedEpoch)
+        } catch let refusal as StepRefusal {
             try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction.rawValue,
                                      reason: refusal.description, details: "{}", on: connection)
             throw refusal
+        }
+        guard case .run(let target) = decision else {
+            try PhaseHistory.skipped(plan: plan.name, step: step.name, direction: step.direction.rawValue,
+                                     details: #"{"alreadyDone": true}"#, on: connection)
+            return StepReport(step: step.name, from: state.phase, to: state.phase, epoch: state.epoch, checks: [],
+                              resumedInterrupted: !interrupted.isEmpty, isAlreadyDone: true,
+                              doneBy: try PhaseHistory.lastDone(plan: plan.name, step: step.name, on: connection))
         }
         let checks = try checks(before: step, state: state)
         let details = try Self.detailsJSON(checks: checks, forced: options.forceReaders && step == .switchModern,
@@ -136,59 +172,103 @@ public final class PhaseRunner {
         let attempt = try PhaseHistory.begin(plan: plan.name, step: step.name, direction: step.direction.rawValue,
                                              details: details, on: connection)
         do {
-            let epoch = try perform(step, to: target, attempt: attempt, progress: progress)
+            let epoch = try perform(step, from: state, to: target, attempt: attempt, progress: progress)
             return StepReport(step: step.name, from: state.phase, to: target, epoch: epoch, checks: checks,
                               resumedInterrupted: !interrupted.isEmpty)
         } catch {
-            if connection.isConnected {
-                try? PhaseHistory.finish(attempt, outcome: "failed", error: "\(error)", on: connection)
+            let stopped = options.isStopRequested()
+            if connection.isConnected && connection.transactionState == .idle {
+                // Best effort: when this fails too, the attempt stays 'running' and the next
+                // runner marks it interrupted.
+                try? PhaseHistory.finish(attempt, outcome: stopped ? "interrupted" : "failed",
+                                         error: stopped ? "stopped by the operator: \(error)" : "\(error)", on: connection)
             }
             throw error
         }
     }
 
-    /// Runs the one step that undoes the current phase (see ``PhaseMachine/rollbackStep(from:)``).
-    @discardableResult
-    public func rollback() throws -> StepReport {
-        let state = try state()
-        let step: PhaseStep
+    /// What `step` comes to from `state`, without running or recording anything: it runs to a
+    /// phase, or it is done already; or a ``StepRefusal`` saying why not.
+    ///
+    /// - Parameter expectedEpoch: the epoch the operator saw; when the state has moved since,
+    ///   the step is refused, unless this very step is what moved it (then it is done).
+    public func decision(for step: PhaseStep, state: MigrationState, expectedEpoch: Int64? = nil) throws -> PhaseMachine.Decision {
+        let halfDone = try halfDoneStep(in: state.phase)
+        let decision: PhaseMachine.Decision
         do {
-            step = try PhaseMachine.rollbackStep(from: state.phase)
+            decision = try PhaseMachine.decide(step, from: state.phase, partlyApplied: halfDone?.step == step)
         } catch {
-            throw StepRefusal(step: "rollback", failedChecks: [], reason: error.description)
+            throw StepRefusal(step: step.name, failedChecks: [], reason: error.description)
         }
-        return try run(step)
+        if let expectedEpoch, expectedEpoch != state.epoch {
+            let done = try PhaseHistory.lastDone(plan: plan.name, step: step.name, on: connection)
+            guard decision == .alreadyDone, let done, done.epoch == expectedEpoch + 1 else {
+                throw StepRefusal(step: step.name, failedChecks: [], reason: try stateMovedReason(since: expectedEpoch, state: state))
+            }
+        }
+        if decision != .alreadyDone, let reason = revertRefusal(step, halfDone: halfDone) {
+            throw StepRefusal(step: step.name, failedChecks: [], reason: reason)
+        }
+        return decision
+    }
+
+    /// Undoes `kind`, the step the operator names: `switch` (back to the legacy writer),
+    /// `expand` (or what a stopped expand left), or `contract` (what a contract stopped before
+    /// its point of no return applied). Repeating it after it happened changes nothing.
+    @discardableResult
+    public func rollback(undoing kind: PlanStep.Kind, expectedEpoch: Int64? = nil) throws -> StepReport {
+        try run(try Self.rollbackStep(undoing: kind), expectedEpoch: expectedEpoch)
+    }
+
+    /// The step that undoes `kind`, or the refusal for backfill, which needs no undoing.
+    public static func rollbackStep(undoing kind: PlanStep.Kind) throws -> PhaseStep {
+        guard let step = PhaseMachine.rollbackStep(undoing: kind) else {
+            throw StepRefusal(step: "rollback \(kind)", failedChecks: [], reason:
+                "backfill needs no rollback: the documents it wrote are kept and read by both readers; "
+                + "to go back to the legacy writer run 'phase rollback switch'")
+        }
+        return step
+    }
+
+    /// Gives up the plan's lease. Best effort: when the connection is broken the server has
+    /// ended (or is ending) the session, which frees the lease as well.
+    private func releaseLease() {
+        guard connection.isConnected, connection.transactionState == .idle else { return }
+        _ = try? RunnerLock.release(plan: plan.name, on: connection)
+    }
+
+    private func stateMovedReason(since expected: Int64, state: MigrationState) throws -> String {
+        let last = try PhaseHistory.list(plan: plan.name, limit: 20, on: connection).last { $0.outcome == "done" }
+        let change = last.map { ", last changed by \($0.step) (role \($0.databaseRole), OS user \($0.osUser))" } ?? ""
+        return "the state moved since epoch \(expected): it is at phase \(state.phase), epoch \(state.epoch)\(change); "
+            + "look again with 'phase status', and run the command with --epoch \(state.epoch) if it is still wanted"
     }
 
     /// Does the step's work; the phase changes, and the attempt is recorded done, with the last
-    /// piece of work.
-    private func perform(_ step: PhaseStep, to target: MigrationPhase, attempt: Int64,
+    /// piece of work, by compare-and-set on the phase and epoch the step started from.
+    private func perform(_ step: PhaseStep, from state: MigrationState, to target: MigrationPhase, attempt: Int64,
                          progress: (BackfillEngine.Progress) -> Void) throws -> Int64 {
+        let finish = { (connection: PostgresConnection) throws -> Int64 in
+            let epoch = try MigrationState.advance(plan: self.plan.name, from: state.phase, epoch: state.epoch, to: target,
+                                                   on: connection)
+            try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
+            return epoch
+        }
         switch step {
         case .expand, .contract:
             let files = plan.step(for: step)?.apply ?? []
-            return try applyFiles(files, step: step, target: target, attempt: attempt)
-        case .revertExpand:
-            let files = plan.step(for: step)?.revert ?? []
-            return try applyFiles(files, step: step, target: target, attempt: attempt, forgetting: .expand)
+            return try applyFiles(files, step: step, from: state, to: target, attempt: attempt)
+        case .revertExpand, .revertContract:
+            let kind = PlanStep.Kind(step)
+            return try applyFiles(plan.step(kind)?.revert ?? [], step: step, from: state, to: target, attempt: attempt,
+                                  forgetting: kind)
         case .switchModern, .switchLegacy:
-            var epoch: Int64 = 0
-            try connection.withTransaction { connection in
-                epoch = try MigrationState.advance(plan: plan.name, to: target, on: connection)
-                try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
-            }
-            return epoch
+            return try connection.withTransaction(finish)
         case .backfill:
-            // A plan without a backfill step has nothing to convert: the phase only advances.
             if let backfill = plan.step(.backfill)?.backfill {
                 try runBackfill(backfill, progress: progress)
             }
-            var epoch: Int64 = 0
-            try connection.withTransaction { connection in
-                epoch = try MigrationState.advance(plan: plan.name, to: target, on: connection)
-                try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
-            }
-            return epoch
+            return try connection.withTransaction(finish)
         }
     }
 
@@ -197,13 +277,14 @@ public final class PhaseRunner {
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
         let engine = BackfillEngine(plan: plan.name, batchSQL: source.text(backfill.batch.path),
                                     remainingSQL: source.text(backfill.remaining.path), options: engineOptions)
-        try engine.run(on: connection, progress: progress)
+        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress)
     }
 
     /// Applies `files` in order, skipping those already applied with the same checksum, each
-    /// in its own transaction with its record; the phase changes with the last one.
-    private func applyFiles(_ files: [PlanSQLFile], step: PhaseStep, target: MigrationPhase, attempt: Int64,
-                            forgetting forgotten: PlanStep.Kind? = nil) throws -> Int64 {
+    /// in its own transaction with its record; the phase changes with the last one. Reverts
+    /// apply every file every time, and forget the files of the step they undo.
+    private func applyFiles(_ files: [PlanSQLFile], step: PhaseStep, from state: MigrationState, to target: MigrationPhase,
+                            attempt: Int64, forgetting forgotten: PlanStep.Kind? = nil) throws -> Int64 {
         let runner = SQLFileRunner(policy: options.sql) { [log] attempt, delay, cause in
             log("lock not available (\(cause)); retry \(attempt) in \(Int64((delay / .milliseconds(1)).rounded()))ms")
         }
@@ -215,17 +296,17 @@ public final class PhaseRunner {
             if let forgotten {
                 try connection.query("DELETE FROM cutover.applied_files WHERE plan = \(self.plan.name) AND step = \(forgotten.rawValue)")
             }
-            epoch = try MigrationState.advance(plan: self.plan.name, to: target, on: connection)
+            epoch = try MigrationState.advance(plan: self.plan.name, from: state.phase, epoch: state.epoch, to: target,
+                                               on: connection)
             try PhaseHistory.finish(attempt, outcome: "done", checksum: combined.joined(separator: ","), epoch: epoch,
                                     on: connection)
         }
         for (index, file) in files.enumerated() {
+            if options.isStopRequested() { throw PhaseRunnerError.stopped(step: step.name, before: file.path) }
             let text = source.text(file.path)
             let checksum = try self.checksum(text)
             combined.append(checksum)
             let isLast = index == files.count - 1
-            // Reverting applies the revert files every time; forward files already applied
-            // (by a runner that was stopped) are not applied twice.
             if forgotten == nil, applied[file.path] == checksum {
                 log("\(file.path) was applied already; skipping it")
                 if isLast { try connection.withTransaction { try finish($0) } }
@@ -255,6 +336,61 @@ public final class PhaseRunner {
         }
         if files.isEmpty { try connection.withTransaction { try finish($0) } }
         return epoch
+    }
+
+    // MARK: Half-done steps
+
+    /// A step whose files were partly applied by an attempt that stopped before the phase
+    /// changed, and the revert that undoes them.
+    public struct HalfDoneStep: Sendable, Equatable {
+        /// The step that stopped half way: expand or contract.
+        public var stopped: PhaseStep
+        /// The revert that undoes what it applied.
+        public var step: PhaseStep
+        /// The files it applied, in the plan's order.
+        public var appliedFiles: [String]
+    }
+
+    /// The step left half done in `phase`, if any: an expand at baseline that applied some of
+    /// its files (or failed or was interrupted after it began), a contract at backfilled that
+    /// applied some of its files.
+    public func halfDoneStep(in phase: MigrationPhase) throws -> HalfDoneStep? {
+        let stopped: PhaseStep
+        switch phase {
+        case .baseline: stopped = .expand
+        case .backfilled: stopped = .contract
+        case .expanded, .modern, .contracted: return nil
+        }
+        let kind = PlanStep.Kind(stopped)
+        let applied = try appliedChecksums(step: kind)
+        let files = (plan.step(kind)?.apply ?? []).map(\.path).filter { applied[$0] != nil }
+            + applied.keys.filter { path in !(plan.step(kind)?.apply ?? []).contains { $0.path == path } }.sorted()
+        var isHalfDone = !files.isEmpty
+        if !isHalfDone, stopped == .expand,
+           let attempt = try PhaseHistory.lastAttempt(plan: plan.name, step: stopped.name, on: connection),
+           attempt.outcome == "failed" || attempt.outcome == "interrupted" {
+            // A file outside a transaction (CREATE INDEX CONCURRENTLY) may leave an invalid
+            // index without a record; the revert removes it.
+            let reverted = try PhaseHistory.lastDone(plan: plan.name, step: PhaseStep.revertExpand.name, on: connection)
+            isHalfDone = reverted.map { $0.id < attempt.id } ?? true
+        }
+        guard isHalfDone, let revert = PhaseMachine.rollbackStep(undoing: kind) else { return nil }
+        return HalfDoneStep(stopped: stopped, step: revert, appliedFiles: files)
+    }
+
+    /// Why a revert the phase machine allows cannot run with this plan, if it cannot.
+    private func revertRefusal(_ step: PhaseStep, halfDone: HalfDoneStep?) -> String? {
+        guard step == .revertContract else { return nil }
+        let contract = plan.step(.contract)
+        if let last = contract?.apply.last?.path, halfDone?.appliedFiles.contains(last) == true {
+            return "contract's last file, \(last), has run: contract is past its point of no return; "
+                + "finish it with 'phase contract'"
+        }
+        if contract?.revert.isEmpty ?? true {
+            return "the plan gives contract no revert files, so a contract stopped half way can only be finished: "
+                + "run 'phase contract' again once its checks pass"
+        }
+        return nil
     }
 
     // MARK: Files
@@ -292,14 +428,23 @@ public final class PhaseRunner {
     }
 }
 
-/// Why the runner cannot work on a plan.
+/// Why the runner cannot work on a plan, or stopped.
 public enum PhaseRunnerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `phase init` has not created the plan's state.
     case notInitialized(String)
+    /// The plan's state was no longer at the phase and epoch the step started from when the
+    /// step came to change it; nothing changed.
+    case stateMoved(plan: String, from: MigrationPhase, epoch: Int64)
+    /// The operator asked the command to stop; the step stopped before `before`.
+    case stopped(step: String, before: String)
 
     public var description: String {
         switch self {
         case .notInitialized(let plan): "plan \(plan) has no migration state in this database; run 'phase init' first"
+        case .stateMoved(let plan, let phase, let epoch):
+            "plan \(plan) moved from phase \(phase) at epoch \(epoch) while the step ran (another runner?); "
+                + "nothing was changed by this attempt's last transaction: look with 'phase status'"
+        case .stopped(let step, let before): "\(step) stopped before \(before), as asked"
         }
     }
 }

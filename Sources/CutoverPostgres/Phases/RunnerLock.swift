@@ -1,68 +1,104 @@
 import Foundation
 import PostgresClient
 
-/// The session advisory lock that lets one phase runner at a time work on a database.
+/// The exclusion that lets one phase runner at a time work on a plan.
 ///
-/// Taken without waiting on the runner's own connection and held until that connection closes,
-/// so a runner that dies (even by SIGKILL) releases it with its session.
+/// It is a row of `cutover.runner_lease` per plan naming the server session that holds it, not
+/// an advisory lock: an advisory lock's key can be taken by any role that can connect, so an
+/// application role could squat on it and keep the migrator from rolling back. Only the
+/// control schema's owner may write the lease. A lease whose session has ended holds nothing:
+/// a runner that dies (even by SIGKILL) frees the plan as soon as the server ends its session,
+/// which a server-side keepalive or `client_connection_check_interval` makes prompt.
+///
+/// ```swift
+/// try RunnerLock.acquire(plan: "drafts", on: connection)   // or RunnerLockError.held
+/// defer { try? RunnerLock.release(plan: "drafts", on: connection) }
+/// ```
 public enum RunnerLock {
-    /// The advisory lock's two keys: "cutover" and "runner" in ASCII, as 32-bit integers.
-    static let keys: (Int32, Int32) = (0x6375_746f, 0x7275_6e72)
-
-    /// Who holds the lock.
+    /// Who holds a plan's lease.
     public struct Holder: Sendable, Equatable, CustomStringConvertible {
+        /// The plan it is held for.
+        public var plan: String
         /// The holder's server process.
         public var pid: Int32
-        /// The holder's `application_name`.
+        /// The holder's `application_name` when it took the lease.
         public var applicationName: String
-        /// When the holder's session began (it takes the lock as it starts).
+        /// The database role it runs as.
+        public var databaseRole: String
+        /// The operating-system user running it.
+        public var osUser: String
+        /// When it took the lease.
         public var since: Date?
 
         public var description: String {
             let name = applicationName.isEmpty ? "no application_name" : "application_name \(applicationName)"
             let time = since.map { " since \(ISO8601DateFormatter().string(from: $0))" } ?? ""
-            return "pid \(pid) (\(name))\(time)"
+            return "pid \(pid) (\(name), role \(databaseRole), OS user \(osUser))\(time)"
         }
     }
 
-    /// Takes the lock, or throws ``RunnerLockError/held(by:)`` at once naming the holder.
-    public static func acquire(on connection: PostgresConnection) throws {
-        let taken = try connection.query("SELECT pg_try_advisory_lock(\(keys.0), \(keys.1)) AS taken")[0]
-            .decode(Bool.self, "taken")
-        guard !taken else { return }
-        throw RunnerLockError.held(by: try holder(on: connection))
+    /// A lease row's session is alive: its pid is a session that began when the lease says.
+    /// `backend_start` is hidden from roles without rights over the session; such a session is
+    /// taken as alive, which errs towards refusing.
+    private static let sessionAlive = """
+        EXISTS (SELECT 1 FROM pg_stat_activity a
+                 WHERE a.pid = l.pid AND (a.backend_start IS NULL OR a.backend_start = l.backend_start))
+        """
+
+    /// Takes `plan`'s lease for this session, or throws ``RunnerLockError/held(by:plan:)`` at
+    /// once naming the holder. Taking a lease this session holds already succeeds.
+    public static func acquire(plan: String, on connection: PostgresConnection) throws {
+        // One statement, so two runners racing for the same plan serialize on the row: the
+        // second sees the first's committed lease, alive, and takes nothing.
+        let taken = try connection.query("""
+            INSERT INTO cutover.runner_lease AS l (plan, pid, backend_start, database_role, os_user, application_name)
+            SELECT \(plan), a.pid, a.backend_start, current_user, \(PhaseHistory.osUser), coalesce(a.application_name, '')
+              FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()
+            ON CONFLICT (plan) DO UPDATE
+               SET pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start, database_role = EXCLUDED.database_role,
+                   os_user = EXCLUDED.os_user, application_name = EXCLUDED.application_name, acquired_at = now()
+             WHERE (l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start) OR NOT \(unsafeRaw: sessionAlive)
+            RETURNING l.pid
+            """)
+        guard taken.isEmpty else { return }
+        throw RunnerLockError.held(by: try holder(plan: plan, on: connection), plan: plan)
     }
 
-    /// Releases the lock if this session holds it.
-    public static func release(on connection: PostgresConnection) throws {
-        try connection.query("SELECT pg_advisory_unlock(\(keys.0), \(keys.1))")
+    /// Gives up `plan`'s lease if this session holds it.
+    public static func release(plan: String, on connection: PostgresConnection) throws {
+        try connection.query("""
+            DELETE FROM cutover.runner_lease l
+             WHERE l.plan = \(plan) AND l.pid = pg_backend_pid()
+               AND l.backend_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())
+            """)
     }
 
-    /// The session holding the lock, if any.
-    public static func holder(on connection: PostgresConnection) throws -> Holder? {
+    /// The session holding `plan`'s lease, if one does.
+    public static func holder(plan: String, on connection: PostgresConnection) throws -> Holder? {
         let rows = try connection.query("""
-            SELECT a.pid, coalesce(a.application_name, '') AS name, a.backend_start
-              FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-             WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-               AND l.classid = \(Int64(UInt32(bitPattern: keys.0)))::oid AND l.objid = \(Int64(UInt32(bitPattern: keys.1)))::oid
-               AND l.objsubid = 2
-             LIMIT 1
+            SELECT l.pid, l.application_name, l.database_role, l.os_user, l.acquired_at
+              FROM cutover.runner_lease l WHERE l.plan = \(plan) AND \(unsafeRaw: sessionAlive)
             """)
         guard let row = rows.first else { return nil }
-        return Holder(pid: try row.decode(Int32.self, "pid"), applicationName: try row.decode(String.self, "name"),
-                      since: try row.decode(Date?.self, "backend_start"))
+        return Holder(plan: plan, pid: try row.decode(Int32.self, "pid"),
+                      applicationName: try row.decode(String.self, "application_name"),
+                      databaseRole: try row.decode(String.self, "database_role"),
+                      osUser: try row.decode(String.self, "os_user"),
+                      since: try row.decode(Date?.self, "acquired_at"))
     }
 }
 
-/// Another phase runner is at work.
+/// Another phase runner is at work on the plan.
 public enum RunnerLockError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The lock is held by this session (nil when it was released before it could be named).
-    case held(by: RunnerLock.Holder?)
+    /// The plan's lease is held by this session (nil when it was given up before it could be named).
+    case held(by: RunnerLock.Holder?, plan: String)
 
     public var description: String {
         switch self {
-        case .held(let holder?): "another phase runner holds the lock: \(holder); try again when it has finished"
-        case .held(nil): "another phase runner held the lock a moment ago; try again"
+        case .held(let holder?, let plan):
+            "another phase runner is working on plan \(plan): \(holder); try again when it has finished"
+        case .held(nil, let plan):
+            "another phase runner was working on plan \(plan) a moment ago; try again"
         }
     }
 }

@@ -35,9 +35,12 @@ extension PhaseCommand {
         let interval = parsed[PhaseCommandTree.interval] ?? .seconds(15)
         while true {
             var options = runnerOptions
-            let result = try await withRunner(options: options) { runner -> ObserveResult in
+            // The epoch the outcomes were judged at: an automatic rollback is bound to it, so that
+            // it never undoes a change made after the observation.
+            let (result, observedEpoch) = try await withRunner(options: options) { runner -> (ObserveResult, Int64) in
+                let epoch = try runner.state().epoch
                 let report = try RollbackObservation.observe(plan: runner.plan.name, thresholds: thresholds, on: runner.connection)
-                return ObserveResult(report: report, rollback: nil, rollbackRefusal: nil)
+                return (ObserveResult(report: report, rollback: nil, rollbackRefusal: nil), epoch)
             }
             guard result.report.isCrossed || !follow else {
                 note("no threshold crossed: modern \(result.report.modern.saves) saves, "
@@ -57,7 +60,8 @@ extension PhaseCommand {
                                          rollbackRefusal: "the writer is not modern (phase \(state.phase)); nothing to switch back")
                 }
                 do {
-                    return ObserveResult(report: result.report, rollback: try runner.run(.switchLegacy), rollbackRefusal: nil)
+                    return ObserveResult(report: result.report, rollback: try runner.run(.switchLegacy, expectedEpoch: observedEpoch),
+                                         rollbackRefusal: nil)
                 } catch let refusal as StepRefusal {
                     return ObserveResult(report: result.report, rollback: nil, rollbackRefusal: refusal.description)
                 }

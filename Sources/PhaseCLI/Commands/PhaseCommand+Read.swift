@@ -32,7 +32,13 @@ extension PhaseCommand {
             case let name?: step = PhaseStep(name: name) ?? .expand
             }
             var refusal: String?
-            do { _ = try PhaseMachine.transition(from: state.phase, by: step) } catch { refusal = "\(error)" }
+            do {
+                if try runner.decision(for: step, state: state) == .alreadyDone {
+                    refusal = "\(step) has happened already: running it would change nothing"
+                }
+            } catch let error as StepRefusal {
+                refusal = error.reason ?? error.description
+            }
             return ChecksResult(step: step.name, phase: state.phase, checks: try runner.checks(before: step, state: state),
                                 refusal: refusal)
         }

@@ -25,27 +25,21 @@ extension PhaseCommand {
         return .done
     }
 
+    /// The epoch the operator bound the command to with `--epoch`, if any.
+    var expectedEpoch: Int64? { parsed[PhaseCommandTree.epoch].map(Int64.init) }
+
     func runStep(_ step: PhaseStep) async throws -> ExitCode {
         if isDryRun { return try await dryRun(step) }
-        let result = try await withRunner { runner in try StepResult(runner.run(step)) }
+        let epoch = expectedEpoch
+        let result = try await withRunner { runner in try StepResult(runner.run(step, expectedEpoch: epoch)) }
         console.printResult(result, format: format)
         return .done
     }
 
     func rollback() async throws -> ExitCode {
-        if isDryRun {
-            let step = try await withRunner { runner -> PhaseStep in
-                do {
-                    return try PhaseMachine.rollbackStep(from: try runner.state().phase)
-                } catch let refusal as PhaseRefusal {
-                    throw StepRefusal(step: "rollback", failedChecks: [], reason: refusal.description)
-                }
-            }
-            return try await dryRun(step)
-        }
-        let result = try await withRunner { runner in try StepResult(runner.rollback()) }
-        console.printResult(result, format: format)
-        return .done
+        // The parser refuses a rollback without its step, so it is always there.
+        let target = parsed[PhaseCommandTree.rollbackStep] ?? .switch
+        return try await runStep(try PhaseRunner.rollbackStep(undoing: target.kind))
     }
 
     func contract() async throws -> ExitCode {
@@ -69,8 +63,9 @@ extension PhaseCommand {
         pace.lockTimeout = options.sql.lockTimeout
         options.backfill = pace
         let reporter = console.progress(label: "backfill", total: nil, isQuiet: isQuiet)
+        let epoch = expectedEpoch
         let result = try await withRunner(options: options) { runner in
-            try StepResult(runner.run(.backfill) { progress in
+            try StepResult(runner.run(.backfill, expectedEpoch: epoch) { progress in
                 reporter.update(completed: Int(progress.converted), total: Int(progress.total))
             })
         }
@@ -81,24 +76,28 @@ extension PhaseCommand {
 
     /// What `step` would do: its checks now, and the SQL it would run. Changes nothing.
     func dryRun(_ step: PhaseStep) async throws -> ExitCode {
+        let epoch = expectedEpoch
         let result = try await withRunner { runner -> DryRunResult in
             let state = try runner.state()
             var refusal: String?
+            var isAlreadyDone = false
             do {
-                _ = try PhaseMachine.transition(from: state.phase, by: step)
-            } catch {
-                refusal = "\(error)"
+                isAlreadyDone = try runner.decision(for: step, state: state, expectedEpoch: epoch) == .alreadyDone
+            } catch let error as StepRefusal {
+                refusal = error.reason ?? error.description
             }
-            let checks = refusal == nil ? try runner.checks(before: step, state: state) : []
-            let files: [PlanSQLFile]
-            switch step {
-            case .expand, .contract: files = runner.plan.step(for: step)?.apply ?? []
-            case .revertExpand: files = runner.plan.step(for: step)?.revert ?? []
-            case .backfill:
-                files = [runner.plan.step(.backfill)?.backfill?.batch].compactMap { $0 }
-            case .switchModern, .switchLegacy: files = []
+            let checks = refusal == nil && !isAlreadyDone ? try runner.checks(before: step, state: state) : []
+            var files: [PlanSQLFile] = []
+            if !isAlreadyDone {
+                switch step {
+                case .expand, .contract: files = runner.plan.step(for: step)?.apply ?? []
+                case .revertExpand, .revertContract: files = runner.plan.step(for: step)?.revert ?? []
+                case .backfill: files = [runner.plan.step(.backfill)?.backfill?.batch].compactMap { $0 }
+                case .switchModern, .switchLegacy: files = []
+                }
             }
-            return DryRunResult(step: step.name, phase: state.phase, refusal: refusal, checks: checks,
+            if isAlreadyDone { refusal = nil }
+            return DryRunResult(step: step.name, phase: state.phase, refusal: refusal, isAlreadyDone: isAlreadyDone, checks: checks,
                                 files: files.map { ($0.path, $0.runsInTransaction, runner.source.text($0.path)) })
         }
         console.printResult(result, format: format)

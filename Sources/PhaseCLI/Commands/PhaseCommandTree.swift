@@ -36,6 +36,14 @@ public enum PhaseCommandTree {
     public static let maxBackoff = Option(
         "max-backoff", type: .duration(in: .milliseconds(10) ... .seconds(300)), default: .seconds(5),
         valueName: "duration", help: "The longest wait between retries; waits double from 100ms, with jitter.")
+    /// `--epoch`
+    public static let epoch = Option(
+        "epoch", type: .integer(atLeast: 0), valueName: "n",
+        help: "The epoch 'phase status' showed: refuse if the plan has moved since, unless this very step is what moved it.")
+    /// `rollback`'s step.
+    public static let rollbackStep = Argument(
+        "step", type: .choice(RollbackTarget.self),
+        help: "What to undo: switch (back to the legacy writer), expand (what expand added, or what a stopped expand left) or contract (what a contract stopped before its last file applied). Named, so that running it again never undoes one step more.")
     /// `switch`'s path.
     public static let path = Argument("path", type: .choice(["legacy", "modern"]),
                                       help: "The writer path later operations take.")
@@ -117,7 +125,7 @@ public enum PhaseCommandTree {
     public static let soakDuration = Option("duration", type: .duration(in: .seconds(5) ... .seconds(86_400)), default: .seconds(30),
                                             valueName: "duration", help: "How long to save under faults.")
 
-    static let stepOptions: [any CommandParameter] = [lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
+    static let stepOptions: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
 
     /// The whole tree.
     public static let root = CommandSpec(
@@ -125,7 +133,8 @@ public enum PhaseCommandTree {
         abstract: "Move one feature's stored data from a legacy format to a modern one while the application keeps running.",
         discussion: """
             Steps run in order: init, expand, switch modern, backfill, contract. Each is checked before it runs \
-            and recorded in the history; every step before contract can be rolled back.
+            and recorded in the history; every step before contract can be rolled back. A step asked for again \
+            after it happened reports it done and changes nothing.
 
             Exit codes: 0 done, 1 error, 3 refused by checks, 64 usage, 69 database unreachable, \
             75 another runner holds the lock.
@@ -150,8 +159,9 @@ public enum PhaseCommandTree {
             CommandSpec("contract", abstract: "Remove the legacy representation. This cannot be undone.",
                         discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected, no live reader that reads only v1, and no legacy write within the window.",
                         parameters: [window, yes, readerTimeout] + stepOptions),
-            CommandSpec("rollback", abstract: "Undo the current phase: switch back to legacy, or revert expand.",
-                        parameters: stepOptions),
+            CommandSpec("rollback", abstract: "Undo the step you name: the switch, expand, or a contract stopped half way.",
+                        discussion: "Run again after it happened (a lost reply, a second operator), it reports the rollback done and changes nothing. Once contract has run its last file, nothing can be rolled back.",
+                        parameters: [rollbackStep] + stepOptions),
             CommandSpec("history", abstract: "List the steps attempted, refused, failed and interrupted ones included.",
                         parameters: [limit]),
             CommandSpec("readers", abstract: "List the registered application instances and the formats their readers understand.",

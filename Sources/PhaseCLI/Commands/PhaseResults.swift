@@ -58,6 +58,14 @@ struct StepResult: CommandResult {
     init(_ report: PhaseRunner.StepReport) { self.report = report }
 
     var text: String {
+        guard !report.isAlreadyDone else {
+            let by = report.doneBy.map {
+                " (epoch \($0.epoch.map(String.init) ?? "?"), by role \($0.databaseRole), OS user \($0.osUser), "
+                    + "at \(ISO8601DateFormatter().string(from: $0.startedAt)))"
+            } ?? ""
+            return "\(report.step) already done\(by); nothing changed: phase \(report.to), epoch \(report.epoch), "
+                + "writer \(report.to.writerPath)"
+        }
         var text = "\(report.step) done: \(report.from) -> \(report.to) (epoch \(report.epoch), writer \(report.to.writerPath))"
         if report.resumedInterrupted { text += "\nan interrupted earlier attempt was taken over and finished" }
         return text
@@ -66,6 +74,7 @@ struct StepResult: CommandResult {
     var json: JSONResult {
         ["step": .string(report.step), "from": .string(report.from.rawValue), "to": .string(report.to.rawValue),
          "epoch": .integer(report.epoch), "writerPath": .string(report.to.writerPath.rawValue),
+         "alreadyDone": .bool(report.isAlreadyDone), "doneAtEpoch": report.doneBy?.epoch.map(JSONResult.integer) ?? .null,
          "checks": .array(report.checks.map(checkJSON)), "resumedInterrupted": .bool(report.resumedInterrupted)]
     }
 }
@@ -74,11 +83,13 @@ struct DryRunResult: CommandResult {
     let step: String
     let phase: MigrationPhase
     let refusal: String?
+    let isAlreadyDone: Bool
     let checks: [CheckOutcome]
     let files: [(path: String, inTransaction: Bool, sql: String)]
 
     var text: String {
         var out = ["dry run of \(step) from phase \(phase): nothing will be changed"]
+        if isAlreadyDone { out.append("already done: running it would change nothing") }
         if let refusal { out.append("refused: \(refusal)") }
         if !checks.isEmpty { out.append("checks:"); out += lines(checks) }
         for file in files {
@@ -90,6 +101,7 @@ struct DryRunResult: CommandResult {
 
     var json: JSONResult {
         ["step": .string(step), "phase": .string(phase.rawValue), "refusal": refusal.map(JSONResult.string) ?? .null,
+         "alreadyDone": .bool(isAlreadyDone),
          "checks": .array(checks.map(checkJSON)),
          "files": .array(files.map { ["path": .string($0.path), "transaction": .bool($0.inTransaction),
                                       "locks": .string(LockSummary.describe($0.sql)), "sql": .string($0.sql)] }),
@@ -114,6 +126,11 @@ struct StatusResult: CommandResult {
                        + (status.lockHolder == nil ? "; run it again to finish it" : ""))
         }
         if let holder = status.lockHolder { out.append("runner at work: \(holder)") }
+        if let halfDone = status.halfDone {
+            out.append("half done: \(halfDone.stopped) stopped after applying \(Self.files(halfDone)); "
+                       + "run '\(halfDone.stopped)' again to finish it, or '\(Self.command(for: halfDone.step, epoch: state.epoch))' to undo it")
+        }
+        if let undo = Self.rollbackCommand(status) { out.append("to roll back: \(undo)") }
         if let next = status.nextStep {
             out.append("next: \(next.name)")
             out += lines(status.nextChecks)
@@ -134,7 +151,25 @@ struct StatusResult: CommandResult {
             "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
             "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
             "runner": status.lockHolder.map { .string($0.description) } ?? .null,
+            "halfDone": status.halfDone.map { ["step": .string($0.stopped.name), "undo": .string($0.step.name),
+                                               "appliedFiles": .array($0.appliedFiles.map(JSONResult.string))] } ?? .null,
+            "rollbackCommand": Self.rollbackCommand(status).map(JSONResult.string) ?? .null,
         ]
+    }
+
+    private static func files(_ halfDone: PhaseRunner.HalfDoneStep) -> String {
+        halfDone.appliedFiles.isEmpty ? "none of its files" : halfDone.appliedFiles.joined(separator: ", ")
+    }
+
+    /// The `phase rollback` command that undoes the current phase, bound to its epoch.
+    private static func rollbackCommand(_ status: PhaseStatus) -> String? {
+        let step = status.halfDone?.step ?? (try? PhaseMachine.rollbackStep(from: status.state.phase))
+        return step.map { command(for: $0, epoch: status.state.epoch) }
+    }
+
+    private static func command(for step: PhaseStep, epoch: Int64) -> String {
+        let target = RollbackTarget.allCases.first { PhaseMachine.rollbackStep(undoing: $0.kind) == step }
+        return "phase rollback \(target?.rawValue ?? step.name) --epoch \(epoch)"
     }
 }
 

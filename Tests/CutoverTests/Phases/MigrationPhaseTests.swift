@@ -31,7 +31,7 @@ struct MigrationPhaseTests {
     @Test("steps keep their stable names and read back from them")
     func stepNames() {
         #expect(PhaseStep.allCases.map(\.name)
-            == ["expand", "switch modern", "switch legacy", "backfill", "contract", "revert expand"])
+            == ["expand", "switch modern", "switch legacy", "backfill", "contract", "revert expand", "revert contract"])
         for step in PhaseStep.allCases {
             #expect(PhaseStep(name: step.name) == step)
             #expect(step.description == step.name)
@@ -43,7 +43,7 @@ struct MigrationPhaseTests {
 
     @Test("switch legacy and revert expand are the rollbacks")
     func directions() {
-        #expect(PhaseStep.allCases.filter { $0.direction == .rollback } == [.switchLegacy, .revertExpand])
+        #expect(PhaseStep.allCases.filter { $0.direction == .rollback } == [.switchLegacy, .revertExpand, .revertContract])
         #expect(PhaseStep.Direction.allCases.map(\.rawValue) == ["forward", "rollback"])
     }
 }

@@ -35,6 +35,8 @@ struct PhaseMachineTests {
             "cannot contract in phase baseline: contract runs from phase backfilled; run expand first")),
         Row(phase: .baseline, step: .revertExpand, outcome: .refused(
             "cannot revert expand in phase baseline: already at baseline; the next step is expand")),
+        Row(phase: .baseline, step: .revertContract, outcome: .refused(
+            "cannot revert contract in phase baseline: already without any of contract applied; the next step is expand")),
 
         Row(phase: .expanded, step: .expand, outcome: .refused(
             "cannot expand in phase expanded: already expanded; the next step is switch modern")),
@@ -46,6 +48,8 @@ struct PhaseMachineTests {
         Row(phase: .expanded, step: .contract, outcome: .refused(
             "cannot contract in phase expanded: contract runs from phase backfilled; run switch modern first")),
         Row(phase: .expanded, step: .revertExpand, outcome: .leadsTo(.baseline)),
+        Row(phase: .expanded, step: .revertContract, outcome: .refused(
+            "cannot revert contract in phase expanded: already without any of contract applied; the next step is switch modern")),
 
         Row(phase: .modern, step: .expand, outcome: .refused(
             "cannot expand in phase modern: already expanded; the next step is backfill")),
@@ -57,6 +61,8 @@ struct PhaseMachineTests {
             "cannot contract in phase modern: contract runs from phase backfilled; run backfill first")),
         Row(phase: .modern, step: .revertExpand, outcome: .refused(
             "cannot revert expand in phase modern: revert expand runs from phase expanded; run switch legacy first")),
+        Row(phase: .modern, step: .revertContract, outcome: .refused(
+            "cannot revert contract in phase modern: already without any of contract applied; the next step is backfill")),
 
         Row(phase: .backfilled, step: .expand, outcome: .refused(
             "cannot expand in phase backfilled: already expanded; the next step is contract")),
@@ -67,6 +73,8 @@ struct PhaseMachineTests {
         Row(phase: .backfilled, step: .contract, outcome: .leadsTo(.contracted)),
         Row(phase: .backfilled, step: .revertExpand, outcome: .refused(
             "cannot revert expand in phase backfilled: revert expand runs from phase expanded; run switch legacy first")),
+        Row(phase: .backfilled, step: .revertContract, outcome: .refused(
+            "cannot revert contract in phase backfilled: already without any of contract applied; the next step is contract")),
 
         Row(phase: .contracted, step: .expand, outcome: .refused(
             "cannot expand in phase contracted: already expanded; \(complete)")),
@@ -80,6 +88,8 @@ struct PhaseMachineTests {
             "cannot contract in phase contracted: already contracted; \(complete)")),
         Row(phase: .contracted, step: .revertExpand, outcome: .refused(
             "cannot revert expand in phase contracted: \(irreversible)")),
+        Row(phase: .contracted, step: .revertContract, outcome: .refused(
+            "cannot revert contract in phase contracted: \(irreversible)")),
     ]
 
     @Test("the table covers every phase and step exactly once")
@@ -196,5 +206,65 @@ struct PhaseMachineTests {
     @Test("contract is the only irreversible step")
     func irreversibleSteps() {
         #expect(PhaseStep.allCases.filter(PhaseMachine.isIrreversible) == [.contract])
+    }
+    @Test("a step asked for again after it happened is already done, not refused")
+    func repeatedStepsAreDone() throws {
+        for phase in MigrationPhase.allCases {
+            for step in PhaseMachine.forwardSteps where PhaseMachine.hasHappened(step, by: phase) {
+                let decision = try PhaseMachine.decide(step, from: phase)
+                if step == .backfill && phase == .backfilled {
+                    #expect(decision == .run(to: .backfilled))
+                } else {
+                    #expect(decision == .alreadyDone, "\(step) from \(phase)")
+                }
+            }
+        }
+        #expect(try PhaseMachine.decide(.switchLegacy, from: .expanded) == .alreadyDone)
+        #expect(try PhaseMachine.decide(.switchLegacy, from: .baseline) == .alreadyDone)
+        #expect(try PhaseMachine.decide(.revertExpand, from: .baseline) == .alreadyDone)
+    }
+
+    @Test("a rollback named by its step never goes further than that step")
+    func namedRollbacksStopAtTheirStep() throws {
+        #expect(PhaseMachine.rollbackStep(undoing: .switch) == .switchLegacy)
+        #expect(PhaseMachine.rollbackStep(undoing: .expand) == .revertExpand)
+        #expect(PhaseMachine.rollbackStep(undoing: .contract) == .revertContract)
+        #expect(PhaseMachine.rollbackStep(undoing: .backfill) == nil)
+        // Undoing the switch a second time, once it is undone, changes nothing: it does not go
+        // on to revert expand.
+        let afterSwitchBack = try PhaseMachine.transition(from: .modern, by: .switchLegacy)
+        #expect(try PhaseMachine.decide(.switchLegacy, from: afterSwitchBack) == .alreadyDone)
+        // Reverting expand while the modern writer writes is refused, naming the switch.
+        #expect(throws: PhaseRefusal.outOfOrder(.revertExpand, phase: .modern, runFirst: .switchLegacy)) {
+            try PhaseMachine.decide(.revertExpand, from: .modern)
+        }
+    }
+
+    @Test("a revert undoes a step that stopped half way, and stays in its phase")
+    func revertsOfHalfDoneSteps() throws {
+        #expect(try PhaseMachine.decide(.revertExpand, from: .baseline, partlyApplied: true) == .run(to: .baseline))
+        #expect(try PhaseMachine.decide(.revertContract, from: .backfilled, partlyApplied: true) == .run(to: .backfilled))
+        #expect(try PhaseMachine.decide(.revertContract, from: .backfilled) == .alreadyDone)
+        #expect(throws: PhaseRefusal.irreversible(.revertContract)) {
+            try PhaseMachine.decide(.revertContract, from: .contracted, partlyApplied: true)
+        }
+        // Half-done work is no licence to skip a phase.
+        #expect(throws: PhaseRefusal.outOfOrder(.revertExpand, phase: .backfilled, runFirst: .switchLegacy)) {
+            try PhaseMachine.decide(.revertExpand, from: .backfilled, partlyApplied: true)
+        }
+    }
+
+    @Test("the forward steps are listed once, in the order the next steps take them")
+    func forwardStepsInOrder() {
+        var phase = MigrationPhase.baseline
+        var steps: [PhaseStep] = []
+        while let step = PhaseMachine.nextStep(from: phase) {
+            steps.append(step)
+            phase = step.targetPhase
+        }
+        #expect(steps == PhaseMachine.forwardSteps)
+        #expect(PhaseMachine.hasHappened(.contract, by: .contracted))
+        #expect(!PhaseMachine.hasHappened(.contract, by: .backfilled))
+        #expect(!PhaseMachine.hasHappened(.switchLegacy, by: .contracted))
     }
 }

@@ -26,10 +26,11 @@ enum PlanManifestSamples {
         }
         """#
 
-    /// The smallest valid manifest: expand and contract only, no optional key.
+    /// The smallest valid manifest: expand, backfill and contract, no optional key.
     static let minimal = #"""
         {"format": 1, "name": "n", "table": "t", "modernWriterWindow": "0s",
          "steps": [{"kind": "expand", "apply": ["a.sql"], "revert": ["r.sql"]},
+                   {"kind": "backfill", "batch": "b.sql", "remaining": "n.sql"},
                    {"kind": "contract", "apply": ["c.sql"]}]}
         """#
 

@@ -63,16 +63,26 @@ struct PlanManifestTests {
         ])
     }
 
-    @Test("the smallest manifest takes the defaults and leaves switch and backfill out")
+    @Test("the smallest manifest takes the defaults and leaves switch out")
     func minimalManifest() throws {
         let plan = try Samples.read(Samples.minimal).get()
         #expect(plan.legacyApplicationPattern == nil)
         #expect(plan.modernWriterWindow == .zero)
-        #expect(plan.steps.map(\.kind) == [.expand, .contract])
+        #expect(plan.steps.map(\.kind) == [.expand, .backfill, .contract])
         #expect(plan.step(.switch) == nil)
-        #expect(plan.step(for: .backfill) == nil)
+        #expect(plan.step(.contract)?.revert == [])
         #expect(plan.steps.allSatisfy { $0.checks.isEmpty })
-        #expect(plan.sqlFilePaths == ["a.sql", "r.sql", "c.sql"])
+        #expect(plan.sqlFilePaths == ["a.sql", "r.sql", "b.sql", "n.sql", "c.sql"])
+    }
+
+    @Test("a contract may name revert files, which undo what its files before the last did")
+    func contractRevert() throws {
+        let manifest = Samples.editing(replacing: #""kind": "contract","#,
+                                       with: #""kind": "contract", "revert": ["contract_revert.sql"],"#)
+        let plan = try Samples.read(manifest).get()
+        #expect(plan.step(.contract)?.revert.map(\.path) == ["contract_revert.sql"])
+        #expect(plan.step(for: .revertContract)?.kind == .contract)
+        #expect(plan.sqlFilePaths.contains("contract_revert.sql"))
     }
 
     @Test("a backfill without a batch size converts 1,000 rows a batch, without a pause")
@@ -95,7 +105,7 @@ struct PlanManifestTests {
     func phaseStepsFindTheirPlanStep() throws {
         let plan = try Samples.read(Samples.full).get()
         let kinds = PhaseStep.allCases.map { plan.step(for: $0)?.kind }
-        #expect(kinds == [.expand, .switch, .switch, .backfill, .contract, .expand])
+        #expect(kinds == [.expand, .switch, .switch, .backfill, .contract, .expand, .contract])
     }
 
     @Test("a file object may leave out transaction, which then defaults to true")

@@ -126,6 +126,40 @@ struct RolesTests {
         }
     }
 
+    @Test func theApplicationRoleCannotTakeHoldOrReleaseTheRunnersExclusion() async throws {
+        try await Roles.withRoles("roles_lease") { roles in
+            try await roles.installAsMigrator()
+            try await roles.runAsMigrator([.expand])
+            try await roles.admin { try $0.execute(unsafeSQL: "UPDATE cutover.migration_state SET phase = 'modern', writer_path = 'modern', epoch = 2") }
+            // The application squats on the advisory lock keys earlier runners used, and tries
+            // the lease table itself.
+            // A pooled session keeps its advisory lock after the pool takes the connection back.
+            let squatter = PostgresPool(configuration: roles.configuration(roles.app), maximumConnections: 1)
+            try await squatter.withConnection { app in
+                try app.query("SELECT pg_advisory_lock(\(Int32(0x6375_746f)), \(Int32(0x7275_6e72)))")
+                for statement in [
+                    "INSERT INTO cutover.runner_lease (plan, pid, backend_start, database_role, os_user, application_name) "
+                        + "SELECT 'drafts', pg_backend_pid(), now(), 'x', 'x', 'x'",
+                    "DELETE FROM cutover.runner_lease",
+                    "SELECT * FROM cutover.runner_lease",
+                ] {
+                    #expect(Self.failure { try app.execute(unsafeSQL: statement) }?.sqlState == .insufficientPrivilege, "\(statement)")
+                }
+            }
+            // The migrator's rollback goes ahead, and holds the plan while it runs.
+            try await roles.runAsMigrator([.switchLegacy])
+            let phase = try await roles.admin { connection in
+                try connection.query("SELECT phase FROM cutover.migration_state WHERE plan = 'drafts'")[0].decode(String.self, "phase")
+            }
+            #expect(phase == "expanded")
+            let held = try await roles.admin { connection in
+                try connection.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted")[0].decode(Int.self, "n")
+            }
+            #expect(held == 1, "the squatter kept its advisory lock throughout")
+            await squatter.shutdown()
+        }
+    }
+
     /// The server's error `body` fails with; nil when it does not fail that way.
     static func failure(_ body: () throws -> Void) -> PostgresError? {
         do {

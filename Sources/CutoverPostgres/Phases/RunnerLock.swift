@@ -45,12 +45,33 @@ public enum RunnerLock {
                  WHERE a.pid = l.pid AND (a.backend_start IS NULL OR a.backend_start = l.backend_start))
         """
 
-    /// Takes `plan`'s lease for this session, or throws ``RunnerLockError/held(by:plan:)`` at
-    /// once naming the holder. Taking a lease this session holds already succeeds.
-    public static func acquire(plan: String, on connection: PostgresConnection) throws {
+    /// Takes `plan`'s lease for this session, or throws ``RunnerLockError/held(by:plan:)``
+    /// naming the holder. Taking a lease this session holds already succeeds.
+    ///
+    /// A holder that is running a statement is refused at once. A holder whose session sits
+    /// idle may be a runner whose client has just died (its reply lost, its process killed)
+    /// and whose session the server is about to end, so an idle holder is waited for, up to
+    /// `idleHolderGrace`, before the refusal.
+    public static func acquire(plan: String, idleHolderGrace: Duration = .seconds(3),
+                               on connection: PostgresConnection) throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + idleHolderGrace
+        while true {
+            if try take(plan: plan, on: connection) { return }
+            let holder = try holder(plan: plan, on: connection)
+            guard let holder else { continue }
+            guard try isIdle(pid: holder.pid, on: connection), clock.now < deadline else {
+                throw RunnerLockError.held(by: holder, plan: plan)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// One attempt at the lease: true when this session holds it now.
+    private static func take(plan: String, on connection: PostgresConnection) throws -> Bool {
         // One statement, so two runners racing for the same plan serialize on the row: the
         // second sees the first's committed lease, alive, and takes nothing.
-        let taken = try connection.query("""
+        !(try connection.query("""
             INSERT INTO cutover.runner_lease AS l (plan, pid, backend_start, database_role, os_user, application_name)
             SELECT \(plan), a.pid, a.backend_start, current_user, \(PhaseHistory.osUser), coalesce(a.application_name, '')
               FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()
@@ -59,9 +80,13 @@ public enum RunnerLock {
                    os_user = EXCLUDED.os_user, application_name = EXCLUDED.application_name, acquired_at = now()
              WHERE (l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start) OR NOT \(unsafeRaw: sessionAlive)
             RETURNING l.pid
-            """)
-        guard taken.isEmpty else { return }
-        throw RunnerLockError.held(by: try holder(plan: plan, on: connection), plan: plan)
+            """).isEmpty)
+    }
+
+    /// Whether the session `pid` is idle, outside any transaction (unknown counts as busy).
+    private static func isIdle(pid: Int32, on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT state = 'idle' AS idle FROM pg_stat_activity WHERE pid = \(pid)")
+            .first?.decode(Bool?.self, "idle") ?? false
     }
 
     /// Gives up `plan`'s lease if this session holds it.

@@ -104,6 +104,18 @@ public struct TestDatabase: Sendable {
                               connectTimeout: .seconds(10))
     }
 
+    /// A ``LossyProxy`` in front of this database's server and a connection string to the
+    /// database through it, for tests of lost replies.
+    public func throughLossyProxy() throws -> (proxy: LossyProxy, connectionString: String) {
+        guard var components = URLComponents(string: connectionString) else {
+            throw PostgresError(code: .invalidConfiguration, message: "the test database's connection string is not a URI")
+        }
+        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        return (proxy, components.string ?? connectionString)
+    }
+
     /// Opens a connection to it (blocking: for tests).
     public func connect(applicationName: String? = nil) throws -> PostgresConnection {
         try PostgresConnection(configuration: configuration(applicationName: applicationName))

@@ -17,7 +17,7 @@ struct SoakTests {
         #expect((report["commits"] as? Int ?? 0) > 0)
         #expect((report["switches"] as? Int ?? 0) > 0)
         let invariants = try #require(report["invariants"] as? [[String: Any]])
-        #expect(invariants.count == 3)
+        #expect(invariants.count == 5)
         #expect(invariants.allSatisfy { $0["holds"] as? Bool == true })
     }
 

@@ -165,7 +165,7 @@ public enum PhaseCommandTree {
                         discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
                         parameters: [rows, duration]),
             CommandSpec("soak", abstract: "Save under injected faults across writer switches and a backfill, then check nothing was lost or done twice.",
-                        discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation.",
+                        discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
                         parameters: [rows, soakDuration]),
             CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
                 CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",

@@ -42,7 +42,7 @@ struct FleetVerdictTests {
 
     private func soakResult(_ invariants: [DemoInvariant]) -> SoakResult {
         SoakResult(operations: 0, acknowledged: 0, replays: 0, conflicts: 0, retriedUnknown: 0, switches: 1, backfilled: false,
-                   faults: [:], fleetEvents: [:], invariants: invariants)
+                   faults: [:], neighbours: [:], fleetEvents: [:], invariants: invariants)
     }
 
     private func demoResult(_ invariants: [DemoInvariant]) -> DemoResult {

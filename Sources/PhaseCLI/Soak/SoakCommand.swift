@@ -12,17 +12,25 @@ import Synchronization
 /// switches back and forth all the while and a backfill runs halfway. Every unknown outcome is
 /// retried with the same operation ID until the ledger answers. At the end the database is
 /// checked against what the instances were told, and every instance must have followed every
-/// change of the writer path.
+/// change of the writer path. With `--neighbour`, hostile neighbours (``SoakNeighbour``) run
+/// beside the fleet all the while.
 struct SoakCommand: Sendable {
     let command: PhaseCommand
     let rows: Int
     let duration: Duration
 
-    /// Things that happened, by kind: faults injected, the fleet's events.
+    /// Things that happened, by kind: faults injected, a neighbour's actions, the fleet's events.
     final class FaultCounts: Sendable {
         private let counts = Mutex<[String: Int]>([:])
         func add(_ kind: String, _ count: Int = 1) { counts.withLock { $0[kind, default: 0] += count } }
         var all: [String: Int] { counts.withLock { $0 } }
+    }
+
+    /// The hostile neighbours asked for, each once.
+    private var neighbours: [SoakNeighbour] {
+        var seen: [SoakNeighbour] = []
+        for neighbour in command.parsed.values(of: PhaseCommandTree.neighbour) where !seen.contains(neighbour) { seen.append(neighbour) }
+        return seen
     }
 
     func run() async throws -> ExitCode {
@@ -80,6 +88,11 @@ struct SoakCommand: Sendable {
         let stop = Completion()
         let injector = JoinedThread(named: "cutover-soak-faults")
         injector.start { Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop) }
+        let neighbourCounts = FaultCounts()
+        let neighbours = neighbours.map { neighbour in
+            command.note("hostile neighbour: \(neighbour.rawValue)")
+            return neighbour.start(configuration: direct, counts: neighbourCounts, until: stop, limit: duration + .seconds(60))
+        }
 
         // The writer path switches back and forth; a backfill runs halfway. Each step is chosen
         // from the phase the database holds, since one that failed around its COMMIT may have
@@ -112,6 +125,7 @@ struct SoakCommand: Sendable {
         stop.finish()
         // Let the last restart finish before the instances resolve their last saves.
         await injector.ended.wait()
+        for neighbour in neighbours { await neighbour.ended.wait() }
         for instance in fleet where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
             command.note("\(instance.name) did not finish its last save within 60s")
             ledger.record(LoadFailure(kind: .unanswered, code: "load still running after 60s"))
@@ -139,7 +153,8 @@ struct SoakCommand: Sendable {
         return SoakResult(operations: calls, acknowledged: ledger.acknowledged.count,
                           replays: counts.values.map { $0[.replayed] ?? 0 }.reduce(0, +),
                           conflicts: ledger.retries.conflicts, retriedUnknown: ledger.retries.unknown,
-                          switches: switches, backfilled: backfilled, faults: all, fleetEvents: fleetEvents.all, invariants: invariants)
+                          switches: switches, backfilled: backfilled, faults: all, neighbours: neighbourCounts.all,
+                          fleetEvents: fleetEvents.all, invariants: invariants)
     }
 
     /// How the result counts a fleet writer path's event.
@@ -193,6 +208,8 @@ struct SoakResult: CommandResult {
     let switches: Int
     let backfilled: Bool
     let faults: [String: Int]
+    /// What the hostile neighbours did, by kind.
+    let neighbours: [String: Int]
     /// What the instances' fleet writer paths reported, by kind.
     let fleetEvents: [String: Int]
     let invariants: [DemoInvariant]
@@ -211,6 +228,7 @@ struct SoakResult: CommandResult {
                      + "outcomeUnknown retried \(retriedUnknown)",
                      "writer switches \(switches), backfill \(backfilled ? "done" : "not reached")",
                      "faults: " + Self.counted(faults),
+                     "hostile neighbours: " + Self.counted(neighbours),
                      "fleet writer paths: " + Self.counted(fleetEvents)]
         lines += invariants.map { "\($0.holds ? "ok    " : "FAILED") \($0.name): \($0.detail)" }
         lines.append("violations \(violations)")
@@ -222,6 +240,7 @@ struct SoakResult: CommandResult {
          "conflicts": .integer(Int64(conflicts)), "outcomeUnknownRetried": .integer(Int64(retriedUnknown)),
          "switches": .integer(Int64(switches)), "backfilled": .bool(backfilled),
          "faults": .object(faults.mapValues { .integer(Int64($0)) }),
+         "neighbours": .object(neighbours.mapValues { .integer(Int64($0)) }),
          "fleetEvents": .object(fleetEvents.mapValues { .integer(Int64($0)) }),
          "invariants": .array(invariants.map { ["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)] }),
          "violations": .integer(Int64(violations))]

@@ -100,6 +100,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         var appliedTicket = 0
         /// The ticket of the read that last updated ``health``.
         var healthTicket = 0
+        /// Set by ``stop()``: a read cut short by it is not news for the log.
+        var isStopped = false
     }
 
     private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener,
@@ -191,6 +193,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
 
     /// Stops following; the path stays where it was.
     public func stop() async {
+        state.withLock { $0.isStopped = true }
         tasks.withLock { tasks in
             tasks.forEach { $0.cancel() }
             tasks = []
@@ -301,15 +304,19 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
                 return state.health.consecutiveFailures == 1 ? .readFailed(error) : nil
             }
         }
-        if let event { log(event) }
+        if let event, !state.withLock({ $0.isStopped }) { log(event) }
     }
 
     /// Lets every waiter go whose condition `setting` satisfies.
     private func release(matching setting: Setting) {
         let ready = changes.withLock { waiting -> [CheckedContinuation<Bool, Never>] in
-            let due = waiting.filter { $0.condition(setting) }
-            waiting.removeAll { $0.condition(setting) }
-            return due.map(\.continuation)
+            var due: [CheckedContinuation<Bool, Never>] = []
+            waiting.removeAll { waiter in
+                guard waiter.condition(setting) else { return false }
+                due.append(waiter.continuation)
+                return true
+            }
+            return due
         }
         ready.forEach { $0.resume(returning: true) }
     }

@@ -135,6 +135,7 @@ struct FleetTests {
         let path = try await db.sql { try $0.query("SELECT path FROM cutover.operation_ledger WHERE operation_id = 'after-forgery'")[0].decode(String.self, "path") }
         #expect(path == "modern")
         #expect(fleet.health.isHealthy)
+        #expect(fleet.health.isListening)
         await fleet.stop()
         await db.close()
     }

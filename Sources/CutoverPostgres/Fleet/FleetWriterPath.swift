@@ -52,6 +52,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         public var consecutiveFailures: Int
         /// The error of the last read when it failed; nil once a read succeeds again.
         public var lastError: (any Error)?
+        /// Whether LISTEN is in place; while it is not, changes arrive by the poll only.
+        public var isListening: Bool
 
         /// Whether the last read succeeded.
         public var isHealthy: Bool { lastError == nil }
@@ -108,7 +110,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
                  log: @escaping @Sendable (Event) -> Void, readRequests: AsyncStream<Void>.Continuation) {
         self.plan = plan
         self.state = Mutex(State(setting: initial,
-                                 health: Health(reads: 1, lastRead: .now, consecutiveFailures: 0, lastError: nil)))
+                                 health: Health(reads: 1, lastRead: .now, consecutiveFailures: 0, lastError: nil,
+                                                isListening: false)))
         self.pool = pool
         self.listener = listener
         self.log = log
@@ -213,16 +216,21 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         let plan = plan
         let readRequests = readRequests
         let log = log
-        let listening = Task {
+        let listening = Task { [weak self] in
             for await event in events {
                 switch event {
                 case .notification(let note):
                     if Self.mayConcern(note.payload, plan: plan) { readRequests.yield() }
                 case .listening:
+                    self?.state.withLock { $0.health.isListening = true }
                     // Notifications sent before LISTEN was in place (or while it was down) were missed.
                     readRequests.yield()
                 case .connectionLost(let reason):
-                    log(.listenerLost(reason: reason))
+                    let wasStopped = self?.state.withLock { state -> Bool in
+                        state.health.isListening = false
+                        return state.isStopped
+                    }
+                    if wasStopped == false { log(.listenerLost(reason: reason)) }
                 }
             }
         }

@@ -91,6 +91,132 @@ struct FleetTests {
         await db.close()
     }
 
+    /// Sends `payloads` on the fleet's channel from a connection of the test, as any role could.
+    private func notify(_ db: StoreDatabase, _ payloads: [String]) async throws {
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: "BEGIN")
+            for payload in payloads {
+                try connection.query("SELECT pg_notify(\(MigrationState.notificationChannel), \(payload))")
+            }
+            try connection.execute(unsafeSQL: "COMMIT")
+        }
+    }
+
+    /// The plan's path and epoch as the control schema holds them.
+    private func stored(_ db: StoreDatabase) async throws -> FleetWriterPath.Setting {
+        let state = try #require(try await db.sql { try MigrationState.load(plan: "drafts", on: $0) })
+        return .init(path: state.writerPath, epoch: state.epoch)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aForgedNotificationChangesNothingAndTheFleetFollowsTheRealSwitchAndRollback() async throws {
+        let db = try await StoreDatabase.make("fleet_forged", phase: .expanded)
+        // No poll within the test: only notifications can move the fleet.
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600))
+        let router = SaveRouter(legacy: LegacyDraftAdapter(storage: db.store), modern: ModernDraftAdapter(storage: db.store),
+                                following: fleet)
+        let box = try await runner(db)
+        // The real switch also proves the fleet listens: it can only learn of it through LISTEN.
+        let modern = try await onThread { try box.runner.run(.switchModern).epoch }
+        #expect(await fleet.waitForEpoch(modern, timeout: .seconds(10)))
+        #expect(fleet.current == .init(path: .modern, epoch: modern))
+
+        try await notify(db, [#"{"plan":"drafts","writerPath":"legacy","epoch":9223372036854775807}"#])
+        let forged = try await onThread { try box.runner.run(.switchLegacy).epoch }
+        #expect(await fleet.waitUntil(timeout: .seconds(10)) { $0.epoch == forged })
+        #expect(fleet.current == .init(path: .legacy, epoch: forged))
+
+        let again = try await onThread { try box.runner.run(.switchModern).epoch }
+        #expect(await fleet.waitUntil(timeout: .seconds(10)) { $0.epoch == again })
+        #expect(fleet.current == .init(path: .modern, epoch: again))
+        #expect(fleet.current == (try await stored(db)))
+        _ = try await router.save(SaveDraft(operationScope: "t", operationID: "after-forgery", draftID: "d", expectedRevision: 0,
+                                            content: DraftContent(title: "saved on the real path")))
+        let path = try await db.sql { try $0.query("SELECT path FROM cutover.operation_ledger WHERE operation_id = 'after-forgery'")[0].decode(String.self, "path") }
+        #expect(path == "modern")
+        #expect(fleet.health.isHealthy)
+        #expect(fleet.health.isListening)
+        await fleet.stop()
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func nothingHeldEarlierPinsTheFleetWhenTheDatabaseGoesBackToALowerEpoch() async throws {
+        let db = try await StoreDatabase.make("fleet_lower_epoch", phase: .expanded)
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .milliseconds(200))
+        // A bogus epoch in the state (as a forged one once was in memory), then a restore to an
+        // older state; neither sends a notification, so the poll must find both.
+        try await db.sql { try $0.query("UPDATE cutover.migration_state SET epoch = 9223372036854775807") }
+        #expect(await fleet.waitForEpoch(.max, timeout: .seconds(10)))
+        try await db.sql { try $0.query("UPDATE cutover.migration_state SET epoch = 3, writer_path = 'modern', phase = 'modern'") }
+        #expect(await fleet.waitUntil(timeout: .seconds(10)) { $0 == .init(path: .modern, epoch: 3) })
+        #expect(fleet.currentPath() == .modern)
+        await fleet.stop()
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func garbageAndForeignNotificationsChangeNothingAndABurstCostsFewReads() async throws {
+        let db = try await StoreDatabase.make("fleet_garbage", phase: .expanded)
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600))
+        let box = try await runner(db)
+        let modern = try await onThread { try box.runner.run(.switchModern).epoch }
+        #expect(await fleet.waitForEpoch(modern, timeout: .seconds(10)))
+        let readsBefore = fleet.health.reads
+        let garbage = ["", "not json", "[1,2]", "null", #"{"plan":null}"#, #"{"plan":"drafts"}"#,
+                       #"{"plan":"drafts","writerPath":"sideways","epoch":99}"#,
+                       #"{"plan":"drafts","writerPath":"legacy","epoch":"9223372036854775807"}"#,
+                       #"{"plan":"drafts","writerPath":"legacy","epoch":-1}"#,
+                       #"{"plan":"drafts","writerPath":"legacy","epoch":1e30}"#,
+                       #"{"plan":"other","writerPath":"legacy","epoch":9223372036854775807}"#,
+                       String(repeating: "{", count: 7000)]
+        let burst = (0..<40).flatMap { _ in garbage }
+        try await notify(db, burst)
+        // The next real change comes after the whole burst, on the same channel.
+        let back = try await onThread { try box.runner.run(.switchLegacy).epoch }
+        #expect(await fleet.waitUntil(timeout: .seconds(10)) { $0.epoch == back })
+        #expect(fleet.current == .init(path: .legacy, epoch: back))
+        #expect(fleet.current == (try await stored(db)))
+        #expect(fleet.health.isHealthy)
+        // One read in flight and one due at most: a burst is far fewer reads than notifications.
+        let reads = fleet.health.reads - readsBefore
+        #expect(reads >= 1 && reads < burst.count / 5, "\(reads) reads for \(burst.count) notifications")
+        await fleet.stop()
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFailedReadIsReportedAndTheFleetRecovers() async throws {
+        let db = try await StoreDatabase.make("fleet_read_fails", phase: .expanded)
+        let (events, sink) = AsyncStream.makeStream(of: FleetWriterPath.Event.self)
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600),
+                                                    log: { sink.yield($0) })
+        let before = fleet.current
+        try await db.sql { try $0.execute(unsafeSQL: "ALTER TABLE cutover.migration_state RENAME TO migration_state_away") }
+        try await notify(db, [#"{"plan":"drafts"}"#])
+        var failure: (any Error)?
+        for await event in events {
+            if case .readFailed(let error) = event { failure = error; break }
+        }
+        #expect(failure != nil)
+        #expect(!fleet.health.isHealthy)
+        #expect(fleet.health.consecutiveFailures >= 1)
+        #expect("\(fleet.health.lastError.map { "\($0)" } ?? "")".contains("migration_state"))
+        #expect(fleet.current == before)
+
+        try await db.sql { try $0.execute(unsafeSQL: "ALTER TABLE cutover.migration_state_away RENAME TO migration_state") }
+        try await notify(db, [#"{"plan":"drafts"}"#])
+        var recovered = false
+        for await event in events {
+            if case .readRecovered = event { recovered = true; break }
+        }
+        #expect(recovered)
+        #expect(fleet.health.isHealthy)
+        await fleet.stop()
+        sink.finish()
+        await db.close()
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func theSwitchWaitsForEveryLiveReaderToReadV2() async throws {
         let db = try await StoreDatabase.make("fleet_readers", phase: .expanded)

@@ -153,7 +153,10 @@ struct RolesTests {
             }
             #expect(phase == "expanded")
             let held = try await roles.admin { connection in
-                try connection.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted")[0].decode(Int.self, "n")
+                try connection.query("""
+                    SELECT count(*) AS n FROM pg_locks
+                     WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """)[0].decode(Int.self, "n")
             }
             #expect(held == 1, "the squatter kept its advisory lock throughout")
             await squatter.shutdown()

@@ -28,7 +28,8 @@ struct DemoTests {
             #expect(run.output.hasSuffix("all invariants hold\n"))
             for invariant in ["every acknowledged save present exactly once", "ledger entries equal commits",
                               "revision chains without gaps", "no write lost across the rollback drill",
-                              "v1 representation gone after contract"] {
+                              "v1 representation gone after contract", "no save failed",
+                              "every instance followed every switch"] {
                 #expect(run.output.contains("ok     \(invariant)"))
             }
             let folder = try #require(clusterFolder(in: run.diagnostics))

@@ -6,71 +6,180 @@ import Synchronization
 /// The fleet-wide writer path: what `phase switch` last committed, followed by every
 /// application instance.
 ///
-/// It reads the plan's state once, then listens for the NOTIFY that `phase switch` sends in the
-/// same transaction as the change, and applies each newer epoch to later operations. After a
-/// lost connection it re-reads the state (notifications sent meanwhile were missed), and it
-/// also re-reads every `pollInterval`, so a missed notification delays a switch and never loses
-/// one. Give it to a ``SaveRouter`` as its source:
+/// The path and its epoch are only ever what the plan's row of `cutover.migration_state` says,
+/// which only the migrator can change. A notification on `cutover_state` is a hint to read that
+/// row again, never a value: any role that can connect can send one, so its path and epoch are
+/// not used. A burst of notifications costs one read while a read is in flight and one more
+/// after it. The row is also read after the listening connection comes back (notifications
+/// sent meanwhile were missed) and every `pollInterval`, so a lost notification delays a switch
+/// and never loses one. Each read is taken as it is, lower epoch included (a restored database,
+/// or an epoch that an older version took from a forged notification): the database is the
+/// truth, and reads are applied in the order they ran.
+///
+/// A read that fails leaves the path where it was; ``health`` holds the last error, and `log`
+/// hears of the first failure in a row and of the recovery.
+///
+/// Give it to a ``SaveRouter`` as its source:
 ///
 /// ```swift
-/// let fleet = try await FleetWriterPath.start(configuration: configuration)
+/// let fleet = try await FleetWriterPath.start(configuration: configuration)   // plan "drafts"
 /// let router = SaveRouter(legacy: legacy, modern: modern, following: fleet)
 /// ```
 public final class FleetWriterPath: WriterPathSource, Sendable {
     /// The path and the epoch it was set at.
-    public struct Setting: Sendable, Equatable {
+    public struct Setting: Sendable, Equatable, CustomStringConvertible {
         /// The writer path.
         public var path: SavePath
         /// The epoch of the change that set it.
         public var epoch: Int64
+
+        /// A path and the epoch it was set at.
+        public init(path: SavePath, epoch: Int64) {
+            self.path = path
+            self.epoch = epoch
+        }
+
+        public var description: String { "writer \(path), epoch \(epoch)" }
+    }
+
+    /// Whether the state is being read, and what went wrong last.
+    public struct Health: Sendable {
+        /// Reads of the state that succeeded, the first one included.
+        public var reads: Int
+        /// When a read last succeeded.
+        public var lastRead: ContinuousClock.Instant
+        /// Reads that failed in a row since the last one that succeeded.
+        public var consecutiveFailures: Int
+        /// The error of the last read when it failed; nil once a read succeeds again.
+        public var lastError: (any Error)?
+        /// Whether LISTEN is in place; while it is not, changes arrive by the poll only.
+        public var isListening: Bool
+
+        /// Whether the last read succeeded.
+        public var isHealthy: Bool { lastError == nil }
+    }
+
+    /// What a ``FleetWriterPath`` tells the logger its caller gave it.
+    public enum Event: Sendable, CustomStringConvertible {
+        /// A read found another path or epoch than the one held.
+        case changed(from: Setting, to: Setting)
+        /// A read failed after one that succeeded; later failures in a row only count in ``health``.
+        case readFailed(any Error)
+        /// A read succeeded after `failures` that failed in a row.
+        case readRecovered(failures: Int)
+        /// The listening connection was lost or could not be made; it is being retried.
+        case listenerLost(reason: String)
+
+        public var description: String {
+            switch self {
+            case .changed(let from, let to): "fleet writer path: \(from) -> \(to)"
+            case .readFailed(let error): "fleet writer path: reading the state failed, keeping the path held: \(error)"
+            case .readRecovered(let failures): "fleet writer path: reading the state works again after \(failures) failed reads"
+            case .listenerLost(let reason): "fleet writer path: listening connection lost, retrying: \(reason)"
+            }
+        }
     }
 
     /// The plan whose writer path this follows.
     public let plan: String
-    private let setting: Mutex<Setting>
+    private let state: Mutex<State>
     private let pool: PostgresPool
     private let listener: PostgresListener
+    private let log: @Sendable (Event) -> Void
+    private let readRequests: AsyncStream<Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
-    private let changes = Mutex<[(id: UUID, epoch: Int64, continuation: CheckedContinuation<Bool, Never>)]>([])
+    private let changes = Mutex<[Waiter]>([])
 
-    private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener) {
+    private typealias Waiter = (id: UUID, condition: @Sendable (Setting) -> Bool, continuation: CheckedContinuation<Bool, Never>)
+
+    /// What the reads found, and the order they ran in.
+    private struct State {
+        var setting: Setting
+        var health: Health
+        /// Numbers the reads in the order they ran on the connection.
+        var lastTicket = 0
+        /// The ticket of the read whose setting is held; an older one that finishes later is dropped.
+        var appliedTicket = 0
+        /// The ticket of the read that last updated ``health``.
+        var healthTicket = 0
+        /// Set by ``stop()``: a read cut short by it is not news for the log.
+        var isStopped = false
+    }
+
+    private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener,
+                 log: @escaping @Sendable (Event) -> Void, readRequests: AsyncStream<Void>.Continuation) {
         self.plan = plan
-        self.setting = Mutex(initial)
+        self.state = Mutex(State(setting: initial,
+                                 health: Health(reads: 1, lastRead: .now, consecutiveFailures: 0, lastError: nil,
+                                                isListening: false)))
         self.pool = pool
         self.listener = listener
+        self.log = log
+        self.readRequests = readRequests
     }
 
     /// Reads the plan's writer path and starts following it.
     ///
+    /// - Parameters:
+    ///   - plan: the plan whose state to follow; `"drafts"`, the built-in plan, when omitted.
+    ///   - pollInterval: how often the state is read even without a notification.
+    ///   - log: hears of changes, failed reads and a lost listening connection; called from a
+    ///     background task, so it must not block.
     /// - Throws: ``PhaseRunnerError/notInitialized(_:)`` when the plan has no state, or a
     ///   connection error.
     public static func start(configuration: PostgresConfiguration, plan: String = "drafts",
-                             pollInterval: Duration = .seconds(5)) async throws -> FleetWriterPath {
+                             pollInterval: Duration = .seconds(5),
+                             log: @escaping @Sendable (Event) -> Void = { _ in }) async throws -> FleetWriterPath {
+        // One connection, so that reads run one after another and their tickets follow that order.
         let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
-        let initial = try await read(plan: plan, pool: pool)
+        let initial: Setting
+        do {
+            initial = try await pool.withConnection { try Self.load(plan: plan, on: $0) }
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
         let listener = PostgresListener(configuration: configuration, channels: [MigrationState.notificationChannel])
-        let fleet = FleetWriterPath(plan: plan, initial: initial, pool: pool, listener: listener)
-        fleet.follow(pollInterval: pollInterval)
+        // Holding one pending request at most is what coalesces a burst into one more read.
+        let (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let fleet = FleetWriterPath(plan: plan, initial: initial, pool: pool, listener: listener, log: log,
+                                    readRequests: continuation)
+        fleet.follow(requests: requests, pollInterval: pollInterval)
         return fleet
     }
 
     /// The path the next operation takes.
     public func currentPath() -> SavePath {
-        setting.withLock { $0.path }
+        state.withLock { $0.setting.path }
     }
 
     /// The path and its epoch.
     public var current: Setting {
-        setting.withLock { $0 }
+        state.withLock { $0.setting }
     }
 
-    /// Re-reads the state from the database now.
+    /// Whether the last read of the state succeeded, and its error when it did not.
+    public var health: Health {
+        state.withLock { $0.health }
+    }
+
+    /// Re-reads the state from the database now and takes it.
     public func refresh() async throws {
-        apply(try await Self.read(plan: plan, pool: pool))
+        try await readAndApply()
     }
 
     /// Waits until the epoch reaches `epoch`; false when `timeout` passes first.
     public func waitForEpoch(_ epoch: Int64, timeout: Duration) async -> Bool {
+        await waitUntil(timeout: timeout) { $0.epoch >= epoch }
+    }
+
+    /// Waits until the setting held satisfies `condition` (checked now and after each change);
+    /// false when `timeout` passes first or the path stops being followed.
+    ///
+    /// ```swift
+    /// let restored = await fleet.waitUntil(timeout: .seconds(10)) { $0 == .init(path: .modern, epoch: 7) }
+    /// ```
+    public func waitUntil(timeout: Duration, _ condition: @escaping @Sendable (Setting) -> Bool) async -> Bool {
         let id = UUID()
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
@@ -79,68 +188,145 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            changes.withLock { $0.append((id, epoch, continuation)) }
-            // The epoch may already be there.
-            release(upTo: setting.withLock { $0.epoch }, result: true)
+            changes.withLock { $0.append((id, condition, continuation)) }
+            // The setting may be there already.
+            release(matching: state.withLock { $0.setting })
         }
     }
 
     /// Stops following; the path stays where it was.
     public func stop() async {
+        state.withLock { $0.isStopped = true }
         tasks.withLock { tasks in
             tasks.forEach { $0.cancel() }
             tasks = []
         }
+        readRequests.finish()
         await listener.stopAndWait()
-        release(upTo: .max, result: false)
+        let waiting = changes.withLock { waiting -> [Waiter] in
+            defer { waiting = [] }
+            return waiting
+        }
+        waiting.forEach { $0.continuation.resume(returning: false) }
         await pool.shutdown()
     }
 
-    private func follow(pollInterval: Duration) {
+    private func follow(requests: AsyncStream<Void>, pollInterval: Duration) {
         let events = listener.events
         let plan = plan
+        let readRequests = readRequests
+        let log = log
         let listening = Task { [weak self] in
             for await event in events {
-                guard let self else { return }
                 switch event {
                 case .notification(let note):
-                    if let change = Self.decode(note.payload), change.plan == plan {
-                        self.apply(Setting(path: change.path, epoch: change.epoch))
+                    if Self.mayConcern(note.payload, plan: plan) { readRequests.yield() }
+                case .listening:
+                    self?.state.withLock { $0.health.isListening = true }
+                    // Notifications sent before LISTEN was in place (or while it was down) were missed.
+                    readRequests.yield()
+                case .connectionLost(let reason):
+                    let wasStopped = self?.state.withLock { state -> Bool in
+                        state.health.isListening = false
+                        return state.isStopped
                     }
-                case .listening(isReconnect: true):
-                    try? await self.refresh()
-                case .listening, .connectionLost:
-                    break
+                    if wasStopped == false { log(.listenerLost(reason: reason)) }
                 }
+            }
+        }
+        let reading = Task { [weak self] in
+            for await _ in requests {
+                guard let self, !Task.isCancelled else { return }
+                // A failure is kept in `health` and told to `log` by readAndApply; the path stays.
+                do { try await self.readAndApply() } catch {}
             }
         }
         let polling = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
-                guard !Task.isCancelled, let self else { return }
-                try? await self.refresh()
+                guard !Task.isCancelled, self != nil else { return }
+                readRequests.yield()
             }
         }
-        tasks.withLock { $0 = [listening, polling] }
+        tasks.withLock { $0 = [listening, reading, polling] }
     }
 
-    /// Takes a newer setting; an older or equal epoch (a late notification) changes nothing.
-    private func apply(_ newer: Setting) {
-        let moved = setting.withLock { current -> Bool in
-            guard newer.epoch > current.epoch else { return false }
-            current = newer
-            return true
+    /// Reads the plan's state, takes it unless a later read was taken already, and records how
+    /// the read went.
+    private func readAndApply() async throws {
+        let plan = plan
+        let read: (ticket: Int, result: Result<Setting, any Error>)
+        do {
+            read = try await pool.withConnection { [self] connection in
+                // Taken on the pool's only connection: tickets number the reads in the order they ran.
+                let ticket = takeTicket()
+                return (ticket, Result { try Self.load(plan: plan, on: connection) })
+            }
+        } catch {
+            // No connection: the read did not run, so its failure is the latest news.
+            read = (takeTicket(), .failure(error))
         }
-        if moved { release(upTo: newer.epoch, result: true) }
+        record(read.result, ticket: read.ticket)
+        switch read.result {
+        case .success(let setting): apply(setting, ticket: read.ticket)
+        case .failure(let error): throw error
+        }
     }
 
-    private func release(upTo epoch: Int64, result: Bool) {
+    private func takeTicket() -> Int {
+        state.withLock { state -> Int in
+            state.lastTicket += 1
+            return state.lastTicket
+        }
+    }
+
+    /// Takes the setting a read found, whatever its epoch, unless a later read was taken already.
+    private func apply(_ found: Setting, ticket: Int) {
+        let change = state.withLock { state -> (from: Setting, to: Setting)? in
+            guard ticket > state.appliedTicket else { return nil }
+            state.appliedTicket = ticket
+            guard found != state.setting else { return nil }
+            defer { state.setting = found }
+            return (state.setting, found)
+        }
+        guard let change else { return }
+        log(.changed(from: change.from, to: change.to))
+        release(matching: found)
+    }
+
+    private func record(_ result: Result<Setting, any Error>, ticket: Int) {
+        let event = state.withLock { state -> Event? in
+            guard ticket > state.healthTicket else { return nil }
+            state.healthTicket = ticket
+            switch result {
+            case .success:
+                let failures = state.health.consecutiveFailures
+                state.health.reads += 1
+                state.health.lastRead = .now
+                state.health.consecutiveFailures = 0
+                state.health.lastError = nil
+                return failures > 0 ? .readRecovered(failures: failures) : nil
+            case .failure(let error):
+                state.health.consecutiveFailures += 1
+                state.health.lastError = error
+                return state.health.consecutiveFailures == 1 ? .readFailed(error) : nil
+            }
+        }
+        if let event, !state.withLock({ $0.isStopped }) { log(event) }
+    }
+
+    /// Lets every waiter go whose condition `setting` satisfies.
+    private func release(matching setting: Setting) {
         let ready = changes.withLock { waiting -> [CheckedContinuation<Bool, Never>] in
-            let due = waiting.filter { $0.epoch <= epoch }
-            waiting.removeAll { $0.epoch <= epoch }
-            return due.map(\.continuation)
+            var due: [CheckedContinuation<Bool, Never>] = []
+            waiting.removeAll { waiter in
+                guard waiter.condition(setting) else { return false }
+                due.append(waiter.continuation)
+                return true
+            }
+            return due
         }
-        ready.forEach { $0.resume(returning: result) }
+        ready.forEach { $0.resume(returning: true) }
     }
 
     /// Gives up one waiter whose time ran out.
@@ -152,23 +338,21 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         expired?.resume(returning: false)
     }
 
-    private static func read(plan: String, pool: PostgresPool) async throws -> Setting {
-        try await pool.withConnection { connection in
-            guard let state = try MigrationState.load(plan: plan, on: connection) else { throw PhaseRunnerError.notInitialized(plan) }
-            return Setting(path: state.writerPath, epoch: state.epoch)
-        }
+    private static func load(plan: String, on connection: PostgresConnection) throws -> Setting {
+        guard let state = try MigrationState.load(plan: plan, on: connection) else { throw PhaseRunnerError.notInitialized(plan) }
+        return Setting(path: state.writerPath, epoch: state.epoch)
     }
 
-    private struct Change: Decodable {
+    /// The only part of a payload ever looked at: the plan it names.
+    private struct Addressed: Decodable {
         let plan: String
-        let writerPath: String
-        let epoch: Int64
-        var path: SavePath { SavePath(rawValue: writerPath) ?? .legacy }
     }
 
-    private static func decode(_ payload: String) -> Change? {
-        guard let change = try? JSONDecoder().decode(Change.self, from: Data(payload.utf8)),
-              SavePath(rawValue: change.writerPath) != nil else { return nil }
-        return change
+    /// Whether a notification may concern `plan`, so that the state is worth reading again:
+    /// anything but a well-formed payload naming another plan. A payload that cannot be read
+    /// asks for a read too, since a read changes nothing that the database does not say.
+    static func mayConcern(_ payload: String, plan: String) -> Bool {
+        guard let addressed = try? JSONDecoder().decode(Addressed.self, from: Data(payload.utf8)) else { return true }
+        return addressed.plan == plan
     }
 }

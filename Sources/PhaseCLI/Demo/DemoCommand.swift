@@ -35,7 +35,7 @@ struct DemoCommand: Sendable {
             throw error
         }
         console.printResult(result, format: command.format)
-        return result.invariants.allSatisfy(\.holds) ? .done : .error
+        return result.exitCode
     }
 
     private func note(_ line: String) { command.note(line) }
@@ -58,12 +58,25 @@ struct DemoCommand: Sendable {
         heading("fleet: 2 old application versions (plain SQL, read v1) and 3 current instances (router + store, read v1 and v2)")
         let old = (1...2).map { OldApplicationInstance(name: "legacy-app-\($0)", configuration: configuration, drafts: rows, ledger: ledger) }
         var modern: [ModernApplicationInstance] = []
-        for index in 1...3 { modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: configuration)) }
+        for index in 1...3 {
+            modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: configuration,
+                                                                    fleetEvents: { [command] name, event in
+                if case .changed = event { return }
+                command.note("   \(name): \(event)")
+            }))
+        }
+        let fleet = modern
         modern.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
+        let following = SwitchFollowing(configuration: configuration)
+        await following.start(fleet)
+        // Every step is watched: each instance must hold the state it leaves and save on its path.
+        let step = { (name: String, body: @escaping @Sendable (PhaseRunner) throws -> Any) async throws in
+            try await following.step(name, fleet) { try await runner.step(name, body) }
+        }
         try await load(slice, modern, "baseline")
 
         heading("expand: add the v2 document beside the title")
-        try await runner.step("expand") { try $0.run(.expand) }
+        try await step("expand") { try $0.run(.expand) }
         try await load(slice, modern, "expanded")
 
         heading("retire the old application versions: they read v1 only")
@@ -71,32 +84,34 @@ struct DemoCommand: Sendable {
         note("   \(old.count) old instances stopped and left the reader registry")
 
         heading("switch the fleet to the modern writer")
-        try await runner.step("switch modern") { try $0.run(.switchModern) }
+        try await step("switch modern") { try $0.run(.switchModern) }
         try await load(slice, modern, "modern")
 
         heading("backfill the rows that hold v1 only")
         let reporter = console.progress(label: "   backfill", total: nil, isQuiet: command.isQuiet)
-        try await runner.step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
+        try await step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
         reporter.finish()
         try await load(slice, modern, "backfilled")
 
         heading("rollback drill: switch back to legacy, then forward again")
         ledger.setDrill(true)
-        try await runner.step("switch legacy") { try $0.run(.switchLegacy) }
+        try await step("switch legacy") { try $0.run(.switchLegacy) }
         try await load(slice, modern, "legacy again")
-        try await runner.step("switch modern") { try $0.run(.switchModern) }
-        try await runner.step("backfill") { try $0.run(.backfill) }
+        try await step("switch modern") { try $0.run(.switchModern) }
+        try await step("backfill") { try $0.run(.backfill) }
         ledger.setDrill(false)
         // Contract needs the modern writer alone, and no legacy write, for the window.
         try await load(max(slice, DemoRunner.window + .milliseconds(500)), modern, "modern after the drill")
 
         heading("contract: remove the v1 representation (irreversible)")
-        try await runner.step("contract") { try $0.run(.contract) }
+        try await step("contract") { try $0.run(.contract) }
         try await load(slice, modern, "contracted")
 
         for instance in modern where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
             note("\(instance.name) did not finish its last save within 60s")
+            ledger.record(LoadFailure(kind: .unanswered, code: "load still running after 60s"))
         }
+        await following.finish(fleet)
         var routerCounts: [SavePath: [SaveOutcome: Int]] = [:]
         for instance in modern {
             let counts = await instance.router.counts
@@ -109,7 +124,8 @@ struct DemoCommand: Sendable {
         }
         heading("verify")
         let invariants = try await runOnDedicatedThread {
-            try DemoVerification.verify(ledger, seededDrafts: rows, on: PostgresConnection(configuration: configuration))
+            try DemoVerification.verify(ledger, following: following, seededDrafts: rows, faultsInjected: false,
+                                        on: PostgresConnection(configuration: configuration))
         }
         let retries = ledger.retries
         return DemoResult(invariants: invariants, counts: routerCounts, acknowledged: ledger.acknowledged.count,
@@ -245,6 +261,9 @@ struct DemoResult: CommandResult {
     let retriedUnknown: Int
     let conflicts: Int
     let steps: [String]
+
+    /// Done only if every invariant holds.
+    var exitCode: ExitCode { invariants.allSatisfy(\.holds) ? .done : .error }
 
     var text: String {
         var lines = ["steps:"] + steps.map { "  \($0)" }

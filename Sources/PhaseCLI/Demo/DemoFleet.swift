@@ -21,7 +21,7 @@ final class FleetLedger: Sendable {
         var acknowledged: [AcknowledgedSave] = []
         var legacyUpdates: [String: Int64] = [:]
         var legacyInserts: [String] = []
-        var retriedUnknown = 0
+        var failures: [LoadFailure: Int] = [:]
         var conflicts = 0
         var inDrill = false
     }
@@ -38,14 +38,29 @@ final class FleetLedger: Sendable {
 
     func legacyUpdate(of draftID: String) { state.withLock { $0.legacyUpdates[draftID, default: 0] += 1 } }
     func legacyInsert(of draftID: String) { state.withLock { $0.legacyInserts.append(draftID) } }
-    func retriedUnknown() { state.withLock { $0.retriedUnknown += 1 } }
-    func conflict() { state.withLock { $0.conflicts += 1 } }
+
+    /// Counts a read or save of the load that threw `error`: a conflict, or a failure.
+    ///
+    /// - Returns: the failure, or nil for a conflict.
+    @discardableResult
+    func record(_ error: any Error) -> LoadFailure? {
+        let failure = LoadFailure.of(error)
+        if let failure { record(failure) } else { state.withLock { $0.conflicts += 1 } }
+        return failure
+    }
+
+    /// Counts a failure that no error stands for (a save given up, a load that did not stop).
+    func record(_ failure: LoadFailure) { state.withLock { $0.failures[failure, default: 0] += 1 } }
     func setDrill(_ on: Bool) { state.withLock { $0.inDrill = on } }
 
     var acknowledged: [AcknowledgedSave] { state.withLock { $0.acknowledged } }
     var legacyUpdates: [String: Int64] { state.withLock { $0.legacyUpdates } }
     var legacyInserts: [String] { state.withLock { $0.legacyInserts } }
-    var retries: (unknown: Int, conflicts: Int) { state.withLock { ($0.retriedUnknown, $0.conflicts) } }
+    /// Failed attempts of the load, by kind and code.
+    var failures: [LoadFailure: Int] { state.withLock { $0.failures } }
+    var retries: (unknown: Int, conflicts: Int) {
+        state.withLock { ($0.failures[LoadFailure(kind: .lost, code: SaveOutcome.outcomeUnknown.rawValue)] ?? 0, $0.conflicts) }
+    }
 }
 
 /// An old application version: plain SQL on `drafts(id, title, revision)`, knowing nothing of
@@ -101,118 +116,6 @@ final class OldApplicationInstance: Sendable {
             }
         }
         _ = try? connection.query("SELECT cutover.reader_leave(\(name))")
-    }
-}
-
-/// A current application instance: the router following the fleet writer path, over the
-/// PostgreSQL store, registered as a reader of both formats, retrying unknown outcomes with
-/// the same operation ID.
-final class ModernApplicationInstance: Sendable {
-    let name: String
-    let router: SaveRouter
-    let fleet: FleetWriterPath
-    private let pool: PostgresPool
-    private let store: PostgresDraftStore
-    private let registration: ReaderRegistration
-    private let loop = Mutex<Task<Void, Never>?>(nil)
-
-    private init(name: String, router: SaveRouter, fleet: FleetWriterPath, pool: PostgresPool, store: PostgresDraftStore,
-                 registration: ReaderRegistration) {
-        self.name = name
-        self.router = router
-        self.fleet = fleet
-        self.pool = pool
-        self.store = store
-        self.registration = registration
-    }
-
-    static func start(name: String, configuration: PostgresConfiguration) async throws -> ModernApplicationInstance {
-        var configuration = configuration
-        configuration.applicationName = name
-        let pool = PostgresPool(configuration: configuration, maximumConnections: 3)
-        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: .seconds(1))
-        let fleet = try await FleetWriterPath.start(configuration: configuration, pollInterval: .seconds(2))
-        let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
-                                following: fleet)
-        let registration = try await ReaderRegistration(pool: pool, instanceID: name, applicationName: "drafts-app",
-                                                        applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(1))
-        return ModernApplicationInstance(name: name, router: router, fleet: fleet, pool: pool, store: store,
-                                         registration: registration)
-    }
-
-    /// Starts saving: read a draft, save an edit; conflicts re-read, unknown outcomes retry.
-    func startLoad(drafts: Int, ledger: FleetLedger) {
-        let name = name
-        let router = router
-        let store = store
-        let task = Task {
-            var sequence = 0
-            while !Task.isCancelled {
-                sequence += 1
-                let id = DemoData.draftID(Int.random(in: 1...drafts))
-                do {
-                    guard let current = try await store.read(id: id) else { continue }
-                    var content = current.content
-                    content.title = "saved by \(name) #\(sequence)"
-                    content.body = "body \(sequence)"
-                    let save = SaveDraft(operationScope: name, operationID: "op-\(sequence)", draftID: id,
-                                         expectedRevision: current.revision, content: content)
-                    let revision = try await Self.saveUntilKnown(save, router: router, ledger: ledger)
-                    ledger.acknowledge(save, revision: revision)
-                } catch SaveFailure.conflict {
-                    ledger.conflict()
-                } catch {
-                    try? await Task.sleep(for: .milliseconds(50))
-                }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-        }
-        loop.withLock { $0 = task }
-    }
-
-    /// Sends the same request, with the same operation ID, until the store gives an answer:
-    /// a commit, a replay, or a refusal that committed nothing. A lost connection, a restarted
-    /// server or a lock timeout is not an answer. It does not stop when cancelled, so that no
-    /// save is left unknown.
-    private static func saveUntilKnown(_ save: SaveDraft, router: SaveRouter, ledger: FleetLedger) async throws -> Int64 {
-        while true {
-            do {
-                return try await router.save(save).revision
-            } catch let failure as SaveFailure where failure != .outcomeUnknown {
-                throw failure
-            } catch let failure as DraftDecodingError {
-                throw failure
-            } catch {
-                if case SaveFailure.outcomeUnknown = error { ledger.retriedUnknown() }
-                await pause(.milliseconds(50))
-            }
-        }
-    }
-
-    /// A pause that a cancelled task still takes.
-    private static func pause(_ duration: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().asyncAfter(deadline: .now() + duration / .seconds(1)) { continuation.resume() }
-        }
-    }
-
-    /// Stops saving (waiting for the save in flight) but stays registered.
-    func stopLoad() async {
-        let task = loop.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
-    }
-
-    /// Stops everything and leaves the registry.
-    func shutdown() async {
-        await stopLoad()
-        try? await store.outcomes.close()
-        try? await registration.stop()
-        await fleet.stop()
-        await pool.shutdown()
     }
 }
 

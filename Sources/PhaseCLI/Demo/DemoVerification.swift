@@ -10,10 +10,45 @@ struct DemoInvariant: Sendable {
 }
 
 /// The invariants of a migration that lost nothing and did nothing twice, checked against the
-/// database and the fleet's own record of what it was told.
+/// database and the fleet's own record of what it was told; and of a fleet that followed every
+/// switch and whose saves did not fail.
 enum DemoVerification {
-    static func verify(_ ledger: FleetLedger, seededDrafts: Int, drill: Bool = true, contracted: Bool = true,
-                       on connection: PostgresConnection) throws -> [DemoInvariant] {
+    /// Every invariant of a run.
+    ///
+    /// - Parameters:
+    ///   - following: what the fleet did after each change of the plan's state.
+    ///   - faultsInjected: whether faults were injected on purpose, so that attempts lost to
+    ///     them (and retried to an answer) are expected.
+    static func verify(_ ledger: FleetLedger, following: SwitchFollowing, seededDrafts: Int, drill: Bool = true,
+                       contracted: Bool = true, faultsInjected: Bool, on connection: PostgresConnection) throws -> [DemoInvariant] {
+        try verifyData(ledger, seededDrafts: seededDrafts, drill: drill, contracted: contracted, on: connection)
+            + [load(ledger, faultsInjected: faultsInjected), following.invariant]
+    }
+
+    /// The invariant on the load's own failures: none at all in a run without faults; in a run
+    /// with faults, none but attempts that got no answer and were retried until one came.
+    static func load(_ ledger: FleetLedger, faultsInjected: Bool) -> DemoInvariant {
+        let failures = ledger.failures
+        let counted = { (failures: [LoadFailure: Int]) in
+            failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
+        let conflicts = ledger.retries.conflicts
+        guard faultsInjected else {
+            let total = failures.values.reduce(0, +)
+            return DemoInvariant(name: "no save failed", holds: total == 0,
+                                 detail: total == 0 ? "every attempt was answered with a commit, a replay or a conflict (\(conflicts) conflicts re-read)"
+                                     : "\(total) failed attempts: " + counted(failures))
+        }
+        let defects = failures.filter { $0.key.kind != .lost }
+        let lost = failures.filter { $0.key.kind == .lost }.values.reduce(0, +)
+        return DemoInvariant(name: "every save answered, none refused", holds: defects.isEmpty,
+                             detail: defects.isEmpty ? "\(lost) attempts lost to the faults, each retried until answered"
+                                 : "\(defects.values.reduce(0, +)) failed saves: " + counted(defects))
+    }
+
+    /// The invariants on the data: what the fleet was told is what the database holds.
+    static func verifyData(_ ledger: FleetLedger, seededDrafts: Int, drill: Bool, contracted: Bool,
+                           on connection: PostgresConnection) throws -> [DemoInvariant] {
         let acknowledged = ledger.acknowledged
         var entries: [String: (draft: String, revision: Int64)] = [:]
         for row in try connection.query("SELECT scope, operation_id, draft_id, revision FROM cutover.operation_ledger") {

@@ -11,17 +11,26 @@ import Synchronization
 /// cluster is the soak's own) restarts the server with an immediate shutdown; the writer path
 /// switches back and forth all the while and a backfill runs halfway. Every unknown outcome is
 /// retried with the same operation ID until the ledger answers. At the end the database is
-/// checked against what the instances were told.
+/// checked against what the instances were told, and every instance must have followed every
+/// change of the writer path. With `--neighbour`, hostile neighbours (``SoakNeighbour``) run
+/// beside the fleet all the while.
 struct SoakCommand: Sendable {
     let command: PhaseCommand
     let rows: Int
     let duration: Duration
 
-    /// Faults injected, by kind.
+    /// Things that happened, by kind: faults injected, a neighbour's actions, the fleet's events.
     final class FaultCounts: Sendable {
         private let counts = Mutex<[String: Int]>([:])
-        func add(_ kind: String) { counts.withLock { $0[kind, default: 0] += 1 } }
+        func add(_ kind: String, _ count: Int = 1) { counts.withLock { $0[kind, default: 0] += count } }
         var all: [String: Int] { counts.withLock { $0 } }
+    }
+
+    /// The hostile neighbours asked for, each once.
+    private var neighbours: [SoakNeighbour] {
+        var seen: [SoakNeighbour] = []
+        for neighbour in command.parsed.values(of: PhaseCommandTree.neighbour) where !seen.contains(neighbour) { seen.append(neighbour) }
+        return seen
     }
 
     func run() async throws -> ExitCode {
@@ -41,7 +50,7 @@ struct SoakCommand: Sendable {
         }
         let result = try await soak(url: url, cluster: cluster)
         command.console.printResult(result, format: command.format)
-        return result.violations == 0 ? .done : .error
+        return result.exitCode
     }
 
     private func soak(url: String, cluster: EphemeralCluster?) async throws -> SoakResult {
@@ -63,42 +72,65 @@ struct SoakCommand: Sendable {
         let proxied = PostgresConfiguration(connectionString: components.string, connectTimeout: .seconds(10))
 
         let ledger = FleetLedger()
+        let fleetEvents = FaultCounts()
         var fleet: [ModernApplicationInstance] = []
-        for index in 1...3 { fleet.append(try await ModernApplicationInstance.start(name: "soak-app-\(index)", configuration: proxied)) }
+        for index in 1...3 {
+            fleet.append(try await ModernApplicationInstance.start(name: "soak-app-\(index)", configuration: proxied,
+                                                                   fleetEvents: { _, event in fleetEvents.add(Self.kind(of: event)) }))
+        }
+        let instances = fleet
         fleet.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
+        let following = SwitchFollowing(configuration: direct)
+        await following.start(instances)
         command.note("3 instances saving through a lossy proxy; faults every few hundred milliseconds for \(DurationText.format(duration))")
 
         let faults = FaultCounts()
         let stop = Completion()
         let injector = JoinedThread(named: "cutover-soak-faults")
         injector.start { Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop) }
+        let neighbourCounts = FaultCounts()
+        let neighbours = neighbours.map { neighbour in
+            command.note("hostile neighbour: \(neighbour.rawValue)")
+            return neighbour.start(configuration: direct, counts: neighbourCounts, until: stop, limit: duration + .seconds(60))
+        }
 
-        // The writer path switches back and forth; a backfill runs halfway.
+        // The writer path switches back and forth; a backfill runs halfway. Each step is chosen
+        // from the phase the database holds, since one that failed around its COMMIT may have
+        // happened all the same.
         let started = ContinuousClock.now
         var switches = 0
         var backfilled = false
-        var toModern = true
         while ContinuousClock.now - started < duration {
             try await Task.sleep(for: .seconds(2))
-            let step: PhaseStep = !backfilled && ContinuousClock.now - started > duration / 2 && !toModern ? .backfill
-                : toModern ? .switchModern : .switchLegacy
-            let done = (try? await runOnDedicatedThread {
-                let runner = PhaseRunner(connection: try PostgresConnection(configuration: direct), source: try PlanSource.builtIn(),
-                                         options: .init(forceReaders: true))
-                try runner.run(step)
-                return true
-            }) ?? false
-            if done {
-                if step == .backfill { backfilled = true } else { switches += 1; toModern.toggle() }
+            let isHalfway = ContinuousClock.now - started > duration / 2
+            do {
+                let phase = try await runOnDedicatedThread {
+                    try PhaseRunner(connection: try PostgresConnection(configuration: direct), source: try PlanSource.builtIn()).state().phase
+                }
+                if phase == .backfilled { backfilled = true }
+                let step: PhaseStep = phase == .expanded ? .switchModern : phase == .modern && isHalfway && !backfilled ? .backfill : .switchLegacy
+                try await following.step(step.name, instances) {
+                    try await runOnDedicatedThread {
+                        let runner = PhaseRunner(connection: try PostgresConnection(configuration: direct), source: try PlanSource.builtIn(),
+                                                 options: .init(forceReaders: true))
+                        _ = try runner.run(step)
+                    }
+                }
+                if step == .backfill { backfilled = true } else { switches += 1 }
                 command.note("\(step.name) done (\(switches) switches so far)")
+            } catch {
+                command.note("a step failed under the faults, trying again: \(error)")
             }
         }
         stop.finish()
         // Let the last restart finish before the instances resolve their last saves.
         await injector.ended.wait()
+        for neighbour in neighbours { await neighbour.ended.wait() }
         for instance in fleet where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
             command.note("\(instance.name) did not finish its last save within 60s")
+            ledger.record(LoadFailure(kind: .unanswered, code: "load still running after 60s"))
         }
+        await following.finish(instances)
         var counts: [SavePath: [SaveOutcome: Int]] = [:]
         var calls = 0
         for instance in fleet {
@@ -113,15 +145,26 @@ struct SoakCommand: Sendable {
         }
         proxy.stop()
         let invariants = try await runOnDedicatedThread {
-            try DemoVerification.verify(ledger, seededDrafts: rows, drill: false, contracted: false,
-                                        on: PostgresConnection(configuration: direct))
+            try DemoVerification.verify(ledger, following: following, seededDrafts: rows, drill: false, contracted: false,
+                                        faultsInjected: true, on: PostgresConnection(configuration: direct))
         }
         var all = faults.all
         all["lost reply"] = proxy.lostReplyCount
         return SoakResult(operations: calls, acknowledged: ledger.acknowledged.count,
                           replays: counts.values.map { $0[.replayed] ?? 0 }.reduce(0, +),
                           conflicts: ledger.retries.conflicts, retriedUnknown: ledger.retries.unknown,
-                          switches: switches, backfilled: backfilled, faults: all, invariants: invariants)
+                          switches: switches, backfilled: backfilled, faults: all, neighbours: neighbourCounts.all,
+                          fleetEvents: fleetEvents.all, invariants: invariants)
+    }
+
+    /// How the result counts a fleet writer path's event.
+    private static func kind(of event: FleetWriterPath.Event) -> String {
+        switch event {
+        case .changed: "path changed"
+        case .readFailed: "read failed"
+        case .readRecovered: "read recovered"
+        case .listenerLost: "listener lost"
+        }
     }
 
     /// Terminates backends, loses replies and restarts the server until told to stop.
@@ -165,15 +208,28 @@ struct SoakResult: CommandResult {
     let switches: Int
     let backfilled: Bool
     let faults: [String: Int]
+    /// What the hostile neighbours did, by kind.
+    let neighbours: [String: Int]
+    /// What the instances' fleet writer paths reported, by kind.
+    let fleetEvents: [String: Int]
     let invariants: [DemoInvariant]
 
     var violations: Int { invariants.filter { !$0.holds }.count }
+
+    /// Done only without a violation.
+    var exitCode: ExitCode { violations == 0 ? .done : .error }
+
+    private static func counted(_ counts: [String: Int]) -> String {
+        counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
 
     var text: String {
         var lines = ["operations \(operations), commits acknowledged \(acknowledged), replays \(replays), conflicts \(conflicts), "
                      + "outcomeUnknown retried \(retriedUnknown)",
                      "writer switches \(switches), backfill \(backfilled ? "done" : "not reached")",
-                     "faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")]
+                     "faults: " + Self.counted(faults),
+                     "hostile neighbours: " + Self.counted(neighbours),
+                     "fleet writer paths: " + Self.counted(fleetEvents)]
         lines += invariants.map { "\($0.holds ? "ok    " : "FAILED") \($0.name): \($0.detail)" }
         lines.append("violations \(violations)")
         return lines.joined(separator: "\n")
@@ -184,6 +240,8 @@ struct SoakResult: CommandResult {
          "conflicts": .integer(Int64(conflicts)), "outcomeUnknownRetried": .integer(Int64(retriedUnknown)),
          "switches": .integer(Int64(switches)), "backfilled": .bool(backfilled),
          "faults": .object(faults.mapValues { .integer(Int64($0)) }),
+         "neighbours": .object(neighbours.mapValues { .integer(Int64($0)) }),
+         "fleetEvents": .object(fleetEvents.mapValues { .integer(Int64($0)) }),
          "invariants": .array(invariants.map { ["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)] }),
          "violations": .integer(Int64(violations))]
     }

@@ -75,15 +75,23 @@ struct ReadersResult: CommandResult {
         guard !readers.isEmpty else { return "no reader registered" }
         let formatter = ISO8601DateFormatter()
         return readers.map {
-            "\($0.isLive ? "live " : "stale") \($0.instanceID)  \($0.applicationName) \($0.applicationVersion)  reads \($0.formats.joined(separator: ","))  last seen \(formatter.string(from: $0.lastSeenAt))"
+            "\($0.isLive ? "live " : "stale") \(Self.shown($0.instanceID))  \(Self.shown($0.applicationName)) \(Self.shown($0.applicationVersion))  "
+                + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
+                + "  last seen \(formatter.string(from: $0.lastSeenAt))"
         }.joined(separator: "\n")
+    }
+
+    /// An application's text as the terminal may show it: escaped, and cut at the registry's limit.
+    static func shown(_ text: String) -> String {
+        DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
     }
 
     var json: JSONResult {
         .array(readers.map {
             ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
              "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),
-             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt))]
+             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
+             "problem": $0.problem.map(JSONResult.string) ?? .null]
         })
     }
 }

@@ -148,6 +148,36 @@ struct ApplicationRoleTests {
         }
     }
 
+    @Test func nothingTheApplicationCreatesCanStandInForWhatTheSaveUses() async throws {
+        try await Roles.withRoles("app_shadowing") { roles in
+            try await roles.installAsMigrator()
+            // As PostgreSQL 14 lets everyone create in public: a function that matches the
+            // save's call of to_jsonb(record) more closely than the built-in, run as the
+            // migrator if the save ever found it.
+            _ = try await roles.admin { try $0.execute(unsafeSQL: "GRANT CREATE ON SCHEMA public TO \(try $0.quoteIdentifier(roles.app))") }
+            let outcome = try await roles.asApplication { app in
+                try app.execute(unsafeSQL: """
+                    CREATE FUNCTION public.to_jsonb(record) RETURNS jsonb LANGUAGE plpgsql AS $f$
+                    BEGIN RAISE EXCEPTION 'the application''s to_jsonb ran as %', current_user; END $f$;
+                    SET search_path = public, pg_catalog;
+                    """)
+                return try app.query("""
+                    SELECT outcome FROM cutover.save_draft('account-42', 'op-1', '\\x01', 'draft-1', 0, 'legacy', 'Real', NULL, 1000)
+                    """)[0].decode(String.self, "outcome")
+            }
+            #expect(outcome == "committed")
+            let (settings, namesTable) = try await roles.admin { connection in
+                let row = try connection.query("""
+                    SELECT array_to_string(proconfig, ';') AS settings, prosecdef AND prosrc LIKE '%UPDATE public.drafts d%' AS named
+                      FROM pg_proc WHERE oid = 'cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer)'::regprocedure
+                    """)[0]
+                return (try row.decode(String.self, "settings"), try row.decode(Bool.self, "named"))
+            }
+            #expect(settings == "search_path=pg_catalog, pg_temp")
+            #expect(namesTable)
+        }
+    }
+
     @Test func aHeartbeatRefusesWhatCannotBeReadBack() async throws {
         try await Roles.withRoles("app_heartbeat") { roles in
             try await roles.installAsMigrator()

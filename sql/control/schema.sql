@@ -260,11 +260,22 @@ $outcomes$;
 --   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
 --   CU004 the writer's format is not stored at this phase (before expand or after contract)
 --   CU005 the stored draft is in a format this build does not know
--- It runs as the schema's owner, so that the application role needs no rights on the ledger,
--- with a fixed search_path, so that nothing of the caller's can stand in for what it uses. The
--- table is `drafts` in the schema set below; which representations it holds (title for v1,
--- document for v2) is read from the catalog, so the same function serves the baseline,
+-- It runs as the schema's owner, so that the application role needs no rights on the ledger.
+-- The table is named in full when the function is created: `drafts` as the installer's
+-- search_path finds it or, before it exists, in the installer's current schema. The function's
+-- own search_path holds only pg_catalog and pg_temp (last), so that nothing any role may create
+-- in another schema, or in its temporary one, can stand in for what the save uses; and no
+-- statement is put together while it runs. Which representations the table holds (title for
+-- v1, document for v2) is read from the catalog, so the same function serves the baseline,
 -- expanded and contracted layouts.
+DO $install_save$
+DECLARE
+    v_table text := format('%I.drafts', coalesce(
+        (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.oid = to_regclass('drafts') AND n.oid <> pg_my_temp_schema()),
+        current_schema(), 'public'));
+BEGIN
+    EXECUTE replace($create$
 CREATE OR REPLACE FUNCTION cutover.save_draft(
     p_scope text, p_operation_id text, p_request bytea, p_draft_id text, p_expected bigint,
     p_path text, p_title text, p_document jsonb, p_lock_timeout_ms integer,
@@ -313,7 +324,7 @@ BEGIN
     -- 2. Which representations the table holds now: the columns of its row as a row-less
     --    query returns it. Its plan is made again whenever the table changes, and costs far
     --    less than a catalog query with an aggregate.
-    SELECT * INTO v_shape FROM drafts WHERE false;
+    SELECT * INTO v_shape FROM @drafts@ WHERE false;
     v_columns := to_jsonb(v_shape);
     v_has_title := v_columns ? 'title';
     v_has_document := v_columns ? 'document';
@@ -326,13 +337,13 @@ BEGIN
     -- 3. The conditional write.
     IF p_expected = 0 THEN
         IF p_path = 'legacy' THEN
-            INSERT INTO drafts (id, title, revision) VALUES (p_draft_id, p_title, 1)
+            INSERT INTO @drafts@ (id, title, revision) VALUES (p_draft_id, p_title, 1)
             ON CONFLICT (id) DO NOTHING;
         ELSIF v_has_title THEN
-            INSERT INTO drafts (id, title, revision, document) VALUES (p_draft_id, p_title, 1, p_document)
+            INSERT INTO @drafts@ (id, title, revision, document) VALUES (p_draft_id, p_title, 1, p_document)
             ON CONFLICT (id) DO NOTHING;
         ELSE
-            INSERT INTO drafts (id, revision, document) VALUES (p_draft_id, 1, p_document)
+            INSERT INTO @drafts@ (id, revision, document) VALUES (p_draft_id, 1, p_document)
             ON CONFLICT (id) DO NOTHING;
         END IF;
         IF FOUND THEN
@@ -345,19 +356,19 @@ BEGIN
             IF v_has_document THEN
                 -- A legacy write keeps the v2 fields it does not know; refuse a document of a
                 -- format this build cannot read rather than overwrite what it cannot see.
-                SELECT d.document ->> 'version' INTO v_version FROM drafts d WHERE d.id = p_draft_id;
+                SELECT d.document ->> 'version' INTO v_version FROM @drafts@ d WHERE d.id = p_draft_id;
                 IF v_version IS NOT NULL AND v_version <> '2' THEN
                     RAISE EXCEPTION USING ERRCODE = 'CU005', MESSAGE = 'unsupported stored format',
                         DETAIL = 'v' || v_version;
                 END IF;
             END IF;
-            UPDATE drafts d SET title = p_title, revision = d.revision + 1
+            UPDATE @drafts@ d SET title = p_title, revision = d.revision + 1
              WHERE d.id = p_draft_id AND d.revision = p_expected;
         ELSIF v_has_title THEN
-            UPDATE drafts d SET title = p_title, document = p_document, revision = d.revision + 1
+            UPDATE @drafts@ d SET title = p_title, document = p_document, revision = d.revision + 1
              WHERE d.id = p_draft_id AND d.revision = p_expected;
         ELSE
-            UPDATE drafts d SET document = p_document, revision = d.revision + 1
+            UPDATE @drafts@ d SET document = p_document, revision = d.revision + 1
              WHERE d.id = p_draft_id AND d.revision = p_expected;
         END IF;
         IF FOUND THEN
@@ -368,7 +379,7 @@ BEGIN
     END IF;
 
     -- 4. Nothing was written: say why, and let the caller's transaction roll back the claim.
-    SELECT d.revision INTO v_current FROM drafts d WHERE d.id = p_draft_id;
+    SELECT d.revision INTO v_current FROM @drafts@ d WHERE d.id = p_draft_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'draft not found';
     ELSIF v_current = p_expected THEN
@@ -377,23 +388,10 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
     END IF;
 END
-$save$;
-
--- The save's `drafts` is the table of that name the installer's search_path finds, or one to be
--- created in the installer's current schema; pg_catalog comes first, so that nothing in that
--- schema shadows a built-in, and pg_temp last. Only the schema's owner (and roles it trusts)
--- should be able to create objects in that schema.
-DO $drafts$
-DECLARE
-    v_schema text := coalesce(
-        (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE c.oid = to_regclass('drafts') AND n.oid <> pg_my_temp_schema()),
-        current_schema(), 'public');
-BEGIN
-    EXECUTE format('ALTER FUNCTION cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer) '
-                   'SET search_path = pg_catalog, %I, pg_temp', v_schema);
+$save$
+$create$, '@drafts@', v_table);
 END
-$drafts$;
+$install_save$;
 
 -- Functions that run as the schema's owner are executable only by grant
 -- (sql/roles/grant_application.sql).

@@ -37,8 +37,8 @@ public struct ReaderInstance: Sendable, Equatable {
 /// or so, with a secret of at least 16 characters that it keeps to itself:
 ///
 /// ```sql
-/// SELECT cutover.reader_heartbeat('billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2'], :secret);
-/// SELECT cutover.reader_leave('billing-web-7f3a', :secret);   -- on a clean shutdown
+/// SELECT cutover.reader_heartbeat('billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2'], :'secret');
+/// SELECT cutover.reader_leave('billing-web-7f3a', :'secret');   -- on a clean shutdown
 /// ```
 public enum ReaderRegistry {
     /// How long an instance stays live after its last heartbeat, unless told otherwise.

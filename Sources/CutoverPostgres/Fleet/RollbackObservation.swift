@@ -60,6 +60,11 @@ public struct ObservationReport: Sendable, Equatable {
 }
 
 /// Reads per-path outcome rates from `cutover.outcome_log` and judges them.
+///
+/// The log holds what the application instances report of their own saves, through
+/// `cutover.record_outcomes`: known codes and bounded counts only, in the server's minute. An
+/// application can still report failures that did not happen; judging by the log trusts that
+/// telemetry, and the switch it can bring about is the one back to legacy.
 public enum RollbackObservation {
     /// The modern path's rates over the window and the legacy baseline, judged.
     public static func observe(plan: String, thresholds: ObservationThresholds,

@@ -61,6 +61,22 @@ struct ApplicationWrittenDataTests {
         #expect(try await db.phaseName() == "expanded")
     }
 
+    @Test func compareNamesADraftWhateverItsIDHolds() async throws {
+        let db = try await WorkflowDatabase.make("app_data_compare", rows: 20)
+        for arguments in [["init"], ["expand"], ["switch", "modern", "--force-readers"], ["backfill"]] {
+            #expect(try await db.phase(arguments).status == 0)
+        }
+        try await db.sql { try $0.execute(unsafeSQL: """
+            INSERT INTO drafts (id, title, revision) VALUES ('evil' || chr(10) || 'mismatch: none' || chr(27) || '[2J', 'Legacy', 1);
+            UPDATE drafts SET document = jsonb_set(document, '{title}', '"Modern"') WHERE id LIKE 'evil%';
+            """) }
+        let compared = try await db.phase("compare")
+        #expect(compared.status == 3, "\(compared.output)\(compared.diagnostics)")
+        #expect(!hasRawControl(compared.output))
+        #expect(compared.output.contains(#"mismatch: draft evil\u{A}mismatch: none\u{1B}[2J, field title"# + "\n"))
+        #expect(!compared.output.contains("\nmismatch: none"))
+    }
+
     @Test func observeJudgesTheLargestStoredCountsWithoutOverflowing() async throws {
         let db = try await WorkflowDatabase.make("app_data_observe")
         for arguments in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {

@@ -68,6 +68,12 @@ extension PhaseCommand {
     }
 }
 
+/// Text an application wrote (a reader's names, a draft's ID) as the terminal may show it:
+/// escaped, and cut after 255 characters.
+private func escapedForTerminal(_ text: String) -> String {
+    DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
+}
+
 struct ReadersResult: CommandResult {
     let readers: [ReaderInstance]
 
@@ -75,16 +81,12 @@ struct ReadersResult: CommandResult {
         guard !readers.isEmpty else { return "no reader registered" }
         let formatter = ISO8601DateFormatter()
         return readers.map {
-            "\($0.isLive ? "live " : "stale") \(Self.shown($0.instanceID))  \(Self.shown($0.applicationName)) \(Self.shown($0.applicationVersion))  "
+            "\($0.isLive ? "live " : "stale") \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
                 + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
                 + "  last seen \(formatter.string(from: $0.lastSeenAt))"
         }.joined(separator: "\n")
     }
 
-    /// An application's text as the terminal may show it: escaped, and cut at the registry's limit.
-    static func shown(_ text: String) -> String {
-        DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
-    }
 
     var json: JSONResult {
         .array(readers.map {
@@ -109,7 +111,7 @@ struct CompareResult: CommandResult {
     var text: String {
         var lines = ["compared \(comparison.compared) of \(comparison.sampled) drafts sampled (\(comparison.legacyOnly) held v1 only)"]
         for mismatch in comparison.mismatches {
-            var line = "mismatch: draft \(mismatch.draftID), field \(mismatch.field)"
+            var line = "mismatch: draft \(escapedForTerminal(mismatch.draftID)), field \(mismatch.field)"
             if let modern = shown(mismatch.modernValue, field: mismatch.field), mismatch.field == "document" {
                 line += ": \(modern)"
             } else if showValues {

@@ -1,5 +1,5 @@
 import Cutover
-import CutoverPostgres
+@testable import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
@@ -274,6 +274,26 @@ struct ApplicationRoleTests {
             let listed = try await roles.admin { try ReaderRegistry.list(on: $0).map { "\($0.instanceID) \($0.applicationVersion)" } }
             #expect(listed == ["report-1 3.9", "\(registration.instanceID) 4.0"])
             try await registration.stop()
+
+            // One that went silent and was taken over registers again beside the taker, under a
+            // suffixed ID, at its next heartbeat.
+            let quiet = try await ReaderRegistration(pool: pool, instanceID: "batch-1", applicationName: "batch",
+                                                     applicationVersion: "2.0", formats: [.v1], interval: .seconds(3600))
+            _ = try await roles.admin {
+                try $0.execute(unsafeSQL: "UPDATE cutover.readers SET last_seen_at = now() - interval '121 seconds' WHERE instance_id = 'batch-1'")
+            }
+            try await roles.asApplication { app in
+                try ReaderRegistry.heartbeat(instanceID: "batch-1", applicationName: "batch", applicationVersion: "2.0",
+                                             formats: ["v1", "v2"], token: theirs, on: app)
+            }
+            try await quiet.heartbeat()
+            #expect(quiet.instanceID.hasPrefix("batch-1-"))
+            let batch = try await roles.admin { connection in
+                try ReaderRegistry.list(on: connection).filter { $0.applicationName == "batch" }
+                    .map { "\($0.instanceID) \($0.formats.joined(separator: ","))" }
+            }
+            #expect(batch == ["batch-1 v1,v2", "\(quiet.instanceID) v1"])
+            try await quiet.stop()
             await pool.shutdown()
         }
     }

@@ -25,6 +25,8 @@ public final class ReaderRegistration: Sendable {
     private let token = ReaderRegistry.makeToken()
     private let pool: PostgresPool
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Sends one heartbeat for an instance ID with the registration's secret.
+    private let send: @Sendable (_ instanceID: String, _ token: String, PostgresConnection) throws -> Void
 
     /// Registers now (throwing if that fails) and heartbeats in the background afterwards.
     ///
@@ -37,13 +39,11 @@ public final class ReaderRegistration: Sendable {
         requestedID = instanceID
         registeredID = Mutex(instanceID)
         let names = formats.map(\.rawValue)
-        let beat: @Sendable (ReaderRegistration) async throws -> Void = { registration in
-            try await registration.heartbeat { id, token, connection in
-                try ReaderRegistry.heartbeat(instanceID: id, applicationName: applicationName,
-                                             applicationVersion: applicationVersion, formats: names, token: token, on: connection)
-            }
+        send = { id, token, connection in
+            try ReaderRegistry.heartbeat(instanceID: id, applicationName: applicationName,
+                                         applicationVersion: applicationVersion, formats: names, token: token, on: connection)
         }
-        try await beat(self)
+        try await heartbeat()
         task.withLock {
             $0 = Task { [weak self] in
                 while !Task.isCancelled {
@@ -53,17 +53,19 @@ public final class ReaderRegistration: Sendable {
                         return
                     }
                     guard let self else { return }
-                    do { try await beat(self) } catch { onFailure(error) }
+                    do { try await self.heartbeat() } catch { onFailure(error) }
                 }
             }
         }
     }
 
     /// One heartbeat under the registered ID, or under a new suffixed one when another live
-    /// process holds it.
-    private func heartbeat(_ send: @escaping @Sendable (String, String, PostgresConnection) throws -> Void) async throws {
+    /// process holds it (it took over this registration after a silence, or never let go of the
+    /// ID asked for).
+    func heartbeat() async throws {
         let id = instanceID
         let token = token
+        let send = send
         do {
             try await pool.withConnection { try send(id, token, $0) }
         } catch ReaderRegistryError.heldByAnotherProcess {

@@ -96,8 +96,9 @@ CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
 );
 
 -- Application instances and the stored formats their readers understand. An instance is live
--- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it, and is the one
--- thing an application role needs to be granted (it runs as the schema's owner).
+-- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it and
+-- `cutover.reader_leave` removes it, and they are all an application role needs to be granted
+-- here (they run as the schema's owner).
 CREATE TABLE IF NOT EXISTS cutover.readers (
     instance_id text PRIMARY KEY CHECK (length(instance_id) BETWEEN 1 AND 255),
     application_name text NOT NULL CHECK (length(application_name) <= 255),

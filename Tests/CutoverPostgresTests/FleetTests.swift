@@ -245,7 +245,7 @@ struct FleetTests {
 
     @Test func plainSQLHeartbeatsRegisterAReader() async throws {
         let db = try await StoreDatabase.make("fleet_plain_sql", phase: .baseline)
-        try await db.sql { try $0.execute(unsafeSQL: "SELECT cutover.reader_heartbeat('py-worker-1', 'report-worker', '1.2.0', ARRAY['v1'])") }
+        try await db.sql { try $0.execute(unsafeSQL: "SELECT cutover.reader_heartbeat('py-worker-1', 'report-worker', '1.2.0', ARRAY['v1'], 'a secret of 16 or more')") }
         let readers = try await db.sql { try ReaderRegistry.list(on: $0) }
         #expect(readers.count == 1)
         #expect(readers.first?.formats == ["v1"])

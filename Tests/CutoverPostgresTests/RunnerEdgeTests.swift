@@ -71,6 +71,7 @@ struct RunnerEdgeTests {
             let before = try prior.state()
             // The reply to the step's last transaction, the one that changes the phase, is lost.
             let connection = try PostgresConnection(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)))
+            let lossyPID = connection.backendPID  // libpq forgets it once the connection breaks
             let lossy = try self.runner(connection) { if $0 == line { proxy.loseNextReplyToCommit() } }
             #expect(throws: PostgresError.self) { try lossy.run(step) }
             #expect(proxy.lostReplyCount == 1)
@@ -79,7 +80,7 @@ struct RunnerEdgeTests {
             #expect(after.epoch == before.epoch + 1)
             // Retried once the server has ended the session whose client lost the reply (until
             // then the session still holds the plan's lease, as it should).
-            while try direct.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(connection.backendPID)")[0]
+            while try direct.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(lossyPID)")[0]
                 .decode(Int.self, "n") > 0 {
                 Thread.sleep(forTimeInterval: 0.01)
             }

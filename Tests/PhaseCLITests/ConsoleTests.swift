@@ -84,4 +84,23 @@ struct ConsoleTests {
         #expect(terminal.progress(label: "x", total: 1, isQuiet: true, clock: clock).mode == .silent)
         #expect(piped.progress(label: "x", total: 1, isQuiet: true, clock: clock).mode == .silent)
     }
+
+    private struct Hostile: CommandResult {
+        var text: String { "live  evil\u{1B}]0;owned\u{07}\tweb\u{9B}31m\u{7F}\r\nnext line\n" }
+        var json: JSONResult { ["name": .string("evil\u{1B}[2J\u{7F}\u{85}")] }
+    }
+
+    @Test func controlCharactersReachNoStreamRaw() {
+        let (console, output, diagnostics) = console(terminal: true)
+        console.printResult(Hostile(), format: .text)
+        #expect(output.text == #"live  evil\u{1B}]0;owned\u{7}"# + "\tweb" + #"\u{9B}31m\u{7F}\u{D}"# + "\nnext line\n")
+        console.printResult(Hostile(), format: .json)
+        #expect(output.text.contains(#""name": "evil\u001b[2J\u007f\u0085""#))
+        console.printError("switch modern refused", details: ["observed evil\u{1B}]0;owned\u{07}"])
+        console.printDiagnostic("reader web\u{1B}[2J")
+        #expect(diagnostics.text.contains(#"observed evil\u{1B}]0;owned\u{7}"# + "\n"))
+        #expect(diagnostics.text.hasSuffix(#"reader web\u{1B}[2J"# + "\n"))
+        // The colour of `Error:` is the console's own, and stays.
+        #expect(diagnostics.text.hasPrefix("\u{1B}[1m"))
+    }
 }

@@ -16,11 +16,11 @@ struct JSONResultTests {
         #expect(forward.text(.pretty) == backward.text(.pretty))
     }
 
-    @Test func stringsEscapeExactlyWhatJSONRequires() {
-        let text = "quote \" backslash \\ slash / tab \t newline \n return \r backspace \u{08} feed \u{0C} nul \u{00} unit \u{1F} del \u{7F} é 🚀"
+    @Test func stringsEscapeWhatJSONRequiresAndWhatATerminalWouldObey() {
+        let text = "quote \" backslash \\ slash / tab \t newline \n return \r backspace \u{08} feed \u{0C} nul \u{00} unit \u{1F} del \u{7F} csi \u{9B} nel \u{85} nbsp \u{A0} é 🚀"
         #expect(JSONResult.string(text).text()
-                == #""quote \" backslash \\ slash / tab \t newline \n return \r backspace \b feed \f nul \u0000 unit \u001f del "#
-                + "\u{7F} é 🚀\"")
+                == #""quote \" backslash \\ slash / tab \t newline \n return \r backspace \b feed \f nul \u0000 unit \u001f del \u007f csi \u009b nel \u0085 nbsp "#
+                + "\u{A0} é 🚀\"")
     }
 
     @Test func numbersAreValidJSON() {

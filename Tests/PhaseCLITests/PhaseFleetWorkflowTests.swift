@@ -202,8 +202,8 @@ struct PhaseFleetWorkflowTests {
         let db = try await WorkflowDatabase.make("fleet_readers_cli")
         #expect(try await db.phase("init").status == 0)
         try await db.sql { try $0.execute(unsafeSQL: """
-            SELECT cutover.reader_heartbeat('web-1', 'web', '4.0', ARRAY['v1','v2']);
-            SELECT cutover.reader_heartbeat('cron-1', 'cron', '2.1', ARRAY['v1']);
+            SELECT cutover.reader_heartbeat('web-1', 'web', '4.0', ARRAY['v1','v2'], 'secret of web-1 process');
+            SELECT cutover.reader_heartbeat('cron-1', 'cron', '2.1', ARRAY['v1'], 'secret of cron-1 process');
             UPDATE cutover.readers SET last_seen_at = now() - interval '1 hour' WHERE instance_id = 'cron-1';
             """) }
         let run = try await db.phase("readers")

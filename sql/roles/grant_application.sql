@@ -10,19 +10,20 @@ GRANT USAGE ON SCHEMA cutover TO cutover_app;
 -- PostgresDraftStore checks the control schema's version before its first save.
 GRANT SELECT ON cutover.schema_version TO cutover_app;
 
--- The save. cutover.save_draft runs with the caller's rights: it claims the operation in the
--- ledger (INSERT), reads a claim that is there already to replay it (SELECT), and writes drafts.
-GRANT EXECUTE ON FUNCTION cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer) TO cutover_app;
-GRANT SELECT, INSERT ON cutover.operation_ledger TO cutover_app;
-
--- Outcome counts per path and minute, added to in the background (INSERT … ON CONFLICT UPDATE).
-GRANT SELECT, INSERT, UPDATE ON cutover.outcome_log TO cutover_app;
+-- The save, the outcome counts and the reader registry go through functions that run as their
+-- owner and do only what they say: a claim in the ledger stands only with the write it belongs
+-- to, counts go to the server's current minute and only under known codes, a heartbeat or leave
+-- needs the registration's secret. The ledger, the outcome log and the registry need no grant,
+-- and are given none.
+GRANT EXECUTE ON FUNCTION
+    cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text)
+  TO cutover_app;
 
 -- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant).
 GRANT SELECT ON cutover.migration_state TO cutover_app;
-
--- The reader registry's heartbeat and leave run as their owner: the table needs no grant.
-GRANT EXECUTE ON FUNCTION cutover.reader_heartbeat(text, text, text, text[]), cutover.reader_leave(text) TO cutover_app;
 
 -- Nobody else may call the toolkit's functions.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA cutover FROM PUBLIC;

@@ -3,14 +3,18 @@
 /// Control, format and separator characters, unassigned and private-use code
 /// points are written as `\u{…}`, so a message cannot break a line, reorder a
 /// terminal's text or hide what it shows.
-enum DisplayText {
+///
+/// ```swift
+/// DisplayText.unquoted("web\u{1B}[2J", limit: 255)   // web\u{1B}[2J, escape and all visible
+/// ```
+public enum DisplayText {
     /// The characters shown before a value is cut short.
-    static let shownLength = 40
+    public static let shownLength = 40
 
     /// `text` in double quotes with `"` and `\` escaped, for example `"migrate"`.
     ///
     /// Longer text is cut after ``shownLength`` characters and followed by its length: `"aaaa"… (5000 characters)`.
-    static func quoted(_ text: String, limit: Int = shownLength) -> String {
+    public static func quoted(_ text: String, limit: Int = shownLength) -> String {
         render(text, limit: limit, quote: "\"", escapedQuote: #"\""#)
     }
 
@@ -20,8 +24,24 @@ enum DisplayText {
     }
 
     /// `text` without quotes, for values such as numbers that need none, escaped and cut as ``quoted(_:limit:)``.
-    static func unquoted(_ text: String, limit: Int = shownLength) -> String {
+    public static func unquoted(_ text: String, limit: Int = shownLength) -> String {
         render(text, limit: limit, quote: nil, escapedQuote: "")
+    }
+
+    /// `text` with every control character but the line feed and the tab written as `\u{…}`,
+    /// and nothing else changed: what a terminal is given, whatever a value in it held, can
+    /// neither move its cursor nor change its state.
+    public static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { isControl($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) && scalar != "\n" && scalar != "\t" {
+                output += escaped(scalar)
+            } else {
+                output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
     }
 
     /// `U+000A`: how a single refused character is named.
@@ -46,13 +66,18 @@ enum DisplayText {
             } else if scalar == "\\" {
                 output += #"\\"#
             } else if isHidden(scalar) {
-                output += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                output += escaped(scalar)
             } else {
                 output.unicodeScalars.append(scalar)
             }
         }
         output += quote.map(String.init) ?? ""
         return count > limit ? output + "… (\(count) characters)" : output
+    }
+
+    /// `\u{1B}`.
+    private static func escaped(_ scalar: Unicode.Scalar) -> String {
+        "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
     }
 
     private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {

@@ -1,7 +1,6 @@
 import Cutover
 import Foundation
 import PostgresClient
-import Synchronization
 
 /// One application instance in the reader registry.
 public struct ReaderInstance: Sendable, Equatable {
@@ -11,7 +10,8 @@ public struct ReaderInstance: Sendable, Equatable {
     public var applicationName: String
     /// The application's version.
     public var applicationVersion: String
-    /// The stored formats its readers understand ("v1", "v2").
+    /// The stored formats its readers understand ("v1", "v2"); empty when the registration
+    /// could not be read.
     public var formats: [String]
     /// When it first registered.
     public var registeredAt: Date
@@ -19,106 +19,161 @@ public struct ReaderInstance: Sendable, Equatable {
     public var lastSeenAt: Date
     /// Whether it heartbeat within the staleness limit it was listed with.
     public var isLive: Bool
+    /// Why the registration could not be read (formats that are not 1 to 16 format codes, text
+    /// too long); nil when it could. An unreadable registration lists no format, so a live one
+    /// counts as a reader that lacks v2 and still needs v1.
+    public var problem: String? = nil
 
     /// Whether its readers understand the v2 format.
-    public var readsV2: Bool { formats.contains(DraftFormat.v2.rawValue) }
+    public var readsV2: Bool { problem == nil && formats.contains(DraftFormat.v2.rawValue) }
 }
 
 /// The registry of application instances and the formats their readers understand, in
 /// `cutover.readers`.
 ///
-/// Swift applications use ``ReaderRegistration``; any other application heartbeats with plain
-/// SQL, every half minute or so:
+/// Each process registers with a secret of its own, chosen when it starts; only the process
+/// that knows it may refresh or remove its registration while it is live. Swift applications use
+/// ``ReaderRegistration``; any other application heartbeats with plain SQL, every half minute
+/// or so, with a secret of at least 16 characters that it keeps to itself:
 ///
 /// ```sql
-/// SELECT cutover.reader_heartbeat('billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2']);
-/// SELECT cutover.reader_leave('billing-web-7f3a');   -- on a clean shutdown
+/// SELECT cutover.reader_heartbeat('billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2'], :'secret');
+/// SELECT cutover.reader_leave('billing-web-7f3a', :'secret');   -- on a clean shutdown
 /// ```
 public enum ReaderRegistry {
     /// How long an instance stays live after its last heartbeat, unless told otherwise.
     public static let defaultStaleAfter: Duration = .seconds(120)
+    /// How long a registration must be silent before another process may take its instance ID,
+    /// and before it may be removed to make room (the registry's own rule, whatever
+    /// `staleAfter` a listing uses).
+    public static let takeoverAfter: Duration = .seconds(120)
+    /// The most registrations the registry holds.
+    public static let limit = 10_000
+    /// The longest instance ID, application name or version.
+    public static let maximumTextLength = 255
+    /// The most formats one registration lists.
+    public static let maximumFormats = 16
 
     /// Registers an instance or refreshes it.
+    ///
+    /// - Parameter token: the registering process's secret (16 to 255 characters); see
+    ///   ``makeToken()``.
+    /// - Throws: ``ReaderRegistryError`` when the registry refuses; a connection error.
     public static func heartbeat(instanceID: String, applicationName: String, applicationVersion: String,
-                                 formats: [String], on connection: PostgresConnection) throws {
-        try connection.query("""
-            SELECT cutover.reader_heartbeat(\(instanceID), \(applicationName), \(applicationVersion), \(formats.joinedAsTextArray)::text[])
-            """)
+                                 formats: [String], token: String, on connection: PostgresConnection) throws {
+        do {
+            try connection.query("""
+                SELECT cutover.reader_heartbeat(\(instanceID), \(applicationName), \(applicationVersion), \(formats.joinedAsTextArray)::text[], \(token))
+                """)
+        } catch let error as PostgresError {
+            throw ReaderRegistryError(error) ?? error
+        }
     }
 
-    /// Removes an instance.
-    public static func leave(instanceID: String, on connection: PostgresConnection) throws {
-        try connection.query("SELECT cutover.reader_leave(\(instanceID))")
+    /// Removes an instance's registration, if it is the one `token` made.
+    ///
+    /// - Returns: whether a registration was removed.
+    @discardableResult
+    public static func leave(instanceID: String, token: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT cutover.reader_leave(\(instanceID), \(token)) AS removed")[0].decode(Bool.self, "removed")
+    }
+
+    /// A new secret for one process's registration: 32 random bytes in hexadecimal.
+    public static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+        }.joined()
     }
 
     /// Every registered instance, live ones first, with liveness judged against `staleAfter`.
+    ///
+    /// Applications write the registry, so a registration is read as untrusted data: text is cut
+    /// after ``maximumTextLength`` characters and a registration that does not read as one is
+    /// listed with its ``ReaderInstance/problem`` instead of failing the listing.
     public static func list(staleAfter: Duration = defaultStaleAfter, on connection: PostgresConnection) throws -> [ReaderInstance] {
         let seconds = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
+        let cut = Int32(maximumTextLength + 1)
         return try connection.query("""
-            SELECT instance_id, application_name, application_version, array_to_json(formats)::text AS formats,
+            SELECT left(instance_id, \(cut)) AS instance_id, left(application_name, \(cut)) AS application_name,
+                   left(application_version, \(cut)) AS application_version,
+                   left(array_to_json(formats)::text, \(cut * Int32(maximumFormats))) AS formats,
                    registered_at, last_seen_at, last_seen_at > now() - make_interval(secs => \(seconds)) AS live
               FROM cutover.readers ORDER BY live DESC, application_name, instance_id
-            """).map { row in
-            ReaderInstance(instanceID: try row.decode(String.self, "instance_id"),
-                           applicationName: try row.decode(String.self, "application_name"),
-                           applicationVersion: try row.decode(String.self, "application_version"),
-                           formats: try row.decodeJSON([String].self, "formats"),
-                           registeredAt: try row.decode(Date.self, "registered_at"),
-                           lastSeenAt: try row.decode(Date.self, "last_seen_at"),
-                           isLive: try row.decode(Bool.self, "live"))
+            """).map(instance)
+    }
+
+    /// One row of the registry, however malformed.
+    private static func instance(_ row: PostgresRow) -> ReaderInstance {
+        var problems: [String] = []
+        func decode<T: PostgresDecodable>(_ column: String, or fallback: T) -> T {
+            do {
+                return try row.decode(T.self, column)
+            } catch {
+                problems.append("\(column) unreadable")
+                return fallback
+            }
         }
+        func text(_ column: String) -> String {
+            let value = decode(column, or: "")
+            if value.count > maximumTextLength { problems.append("\(column) longer than \(maximumTextLength) characters") }
+            return value
+        }
+        var instance = ReaderInstance(instanceID: text("instance_id"), applicationName: text("application_name"),
+                                      applicationVersion: text("application_version"), formats: [],
+                                      registeredAt: decode("registered_at", or: Date(timeIntervalSince1970: 0)),
+                                      lastSeenAt: decode("last_seen_at", or: Date(timeIntervalSince1970: 0)),
+                                      isLive: decode("live", or: true))
+        // Null elements decode, so that a list holding one is told apart from no list at all.
+        let listed = (try? row.decodeJSON([String?].self, "formats")) ?? []
+        let codes = listed.compactMap { $0 }
+        if !listed.isEmpty, codes.count == listed.count, codes.count <= maximumFormats, codes.allSatisfy(isFormatCode) {
+            instance.formats = codes
+        } else {
+            problems.append("formats are not 1 to \(maximumFormats) format codes")
+        }
+        instance.problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
+        return instance
+    }
+
+    /// Whether `code` is a format code: `v` and one to four digits.
+    static func isFormatCode(_ code: String) -> Bool {
+        let digits = code.utf8.dropFirst()
+        return code.utf8.first == UInt8(ascii: "v") && (1...4).contains(digits.count)
+            && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }
 
-/// Keeps one Swift application instance registered: a heartbeat now and every `interval`, and
-/// a goodbye on ``stop()``.
-///
-/// ```swift
-/// let registration = try await ReaderRegistration(pool: pool, instanceID: hostName,
-///                                                 applicationName: "billing-web", applicationVersion: "4.2.0",
-///                                                 formats: [.v1, .v2])
-/// ```
-public final class ReaderRegistration: Sendable {
-    /// The instance's ID.
-    public let instanceID: String
-    private let pool: PostgresPool
-    private let task: Mutex<Task<Void, Never>?>
+/// Why the reader registry refused a heartbeat.
+public enum ReaderRegistryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An instance ID, name, version, format list or secret the registry does not take; the
+    /// server's message says which.
+    case invalid(String)
+    /// Another live process registered the instance ID, with another secret.
+    case heldByAnotherProcess
+    /// The registry holds its ``ReaderRegistry/limit`` of live registrations.
+    case full
 
-    /// Registers now (throwing if that fails) and heartbeats in the background afterwards.
-    public init(pool: PostgresPool, instanceID: String, applicationName: String, applicationVersion: String,
-                formats: [DraftFormat], interval: Duration = .seconds(30)) async throws {
-        self.instanceID = instanceID
-        self.pool = pool
-        let names = formats.map(\.rawValue)
-        let beat: @Sendable () async throws -> Void = {
-            try await pool.withConnection { connection in
-                try ReaderRegistry.heartbeat(instanceID: instanceID, applicationName: applicationName,
-                                             applicationVersion: applicationVersion, formats: names, on: connection)
-            }
+    /// The registry's refusal `error` is, if it is one.
+    init?(_ error: PostgresError) {
+        switch error.sqlState?.rawValue {
+        case "22023": self = .invalid(error.message)
+        case SQLState.uniqueViolation.rawValue: self = .heldByAnotherProcess
+        case "54000": self = .full
+        default: return nil
         }
-        try await beat()
-        task = Mutex(Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard !Task.isCancelled else { return }
-                try? await beat()
-            }
-        })
     }
 
-    /// Stops heartbeating and removes the instance from the registry.
-    public func stop() async throws {
-        task.withLock { $0?.cancel() }
-        let instanceID = instanceID
-        try await pool.withConnection { try ReaderRegistry.leave(instanceID: instanceID, on: $0) }
+    public var description: String {
+        switch self {
+        case .invalid(let message): "heartbeat refused: \(message)"
+        case .heldByAnotherProcess:
+            "heartbeat refused: the instance ID is registered by another live process"
+        case .full:
+            "heartbeat refused: the reader registry holds \(ReaderRegistry.limit) live registrations, its limit"
+        }
     }
-
-    /// Stops heartbeating without leaving: the instance goes stale on its own.
-    public func abandon() {
-        task.withLock { $0?.cancel() }
-    }
-
-    deinit { task.withLock { $0?.cancel() } }
 }
 
 extension Array where Element == String {

@@ -60,6 +60,11 @@ public struct ObservationReport: Sendable, Equatable {
 }
 
 /// Reads per-path outcome rates from `cutover.outcome_log` and judges them.
+///
+/// The log holds what the application instances report of their own saves, through
+/// `cutover.record_outcomes`: known codes and bounded counts only, in the server's minute. An
+/// application can still report failures that did not happen; judging by the log trusts that
+/// telemetry, and the switch it can bring about is the one back to legacy.
 public enum RollbackObservation {
     /// The modern path's rates over the window and the legacy baseline, judged.
     public static func observe(plan: String, thresholds: ObservationThresholds,
@@ -86,30 +91,30 @@ public enum RollbackObservation {
     }
 
     /// A path's counts over the last `seconds`, or over the `seconds` before `before`.
+    ///
+    /// Applications write the log, so its counts are data to judge, never trusted to fit: they
+    /// are summed as numeric and each sum stops at `Int64.max`; rows of minutes still to come
+    /// are not counted.
     private static func rates(_ path: SavePath, seconds: Double, before switchedAt: Date?,
                               on connection: PostgresConnection) throws -> PathRates {
         // Minutes are whole in the log: a minute counts when it began inside the span.
-        let rows: PostgresRows
-        if let switchedAt {
-            rows = try connection.query("""
-                SELECT outcome, sum(count)::bigint AS n FROM cutover.outcome_log
-                 WHERE path = \(path.rawValue)
-                   AND minute >= date_trunc('minute', \(switchedAt)::timestamptz - make_interval(secs => \(seconds)))
-                   AND minute <= \(switchedAt)
-                 GROUP BY outcome
-                """)
-        } else {
-            rows = try connection.query("""
-                SELECT outcome, sum(count)::bigint AS n FROM cutover.outcome_log
-                 WHERE path = \(path.rawValue) AND minute >= date_trunc('minute', now() - make_interval(secs => \(seconds)))
-                 GROUP BY outcome
-                """)
-        }
+        let rows = try connection.query("""
+            SELECT left(outcome, 64) AS outcome, least(sum(count::numeric), 9223372036854775807)::bigint AS n
+              FROM cutover.outcome_log
+             WHERE path = \(path.rawValue)
+               AND minute >= date_trunc('minute', coalesce(\(switchedAt)::timestamptz, now()) - make_interval(secs => \(seconds)))
+               AND minute <= least(coalesce(\(switchedAt)::timestamptz, now()), now())
+             GROUP BY 1
+            """)
         var counts: [String: Int64] = [:]
-        for row in rows { counts[try row.decode(String.self, "outcome")] = try row.decode(Int64.self, "n") }
-        return PathRates(path: path, saves: counts.values.reduce(0, +),
-                         errors: (counts[OutcomeRecorder.errorCode] ?? 0) + (counts[SaveOutcome.outcomeUnknown.rawValue] ?? 0),
-                         conflicts: counts[SaveOutcome.conflict.rawValue] ?? 0, byOutcome: counts)
+        for row in rows {
+            let outcome = try row.decode(String.self, "outcome")
+            counts[outcome] = OutcomeRecorder.saturatingSum(counts[outcome] ?? 0, max(0, try row.decode(Int64.self, "n")))
+        }
+        let failed = [OutcomeRecorder.errorCode, SaveOutcome.outcomeUnknown.code].map { counts[$0] ?? 0 }
+        return PathRates(path: path, saves: counts.values.reduce(0, OutcomeRecorder.saturatingSum),
+                         errors: failed.reduce(0, OutcomeRecorder.saturatingSum),
+                         conflicts: counts[SaveOutcome.conflict.code] ?? 0, byOutcome: counts)
     }
 
     /// A rate as a percentage with one decimal: `1.5%`.

@@ -38,7 +38,7 @@ public final class OutcomeRecorder: Sendable {
                 settle()
                 last = key
             }
-            lastCount += count
+            lastCount = OutcomeRecorder.saturatingSum(lastCount, count)
         }
 
         /// Every count, emptying the tally.
@@ -56,7 +56,7 @@ public final class OutcomeRecorder: Sendable {
         }
 
         private mutating func settle() {
-            if let last, lastCount > 0 { counted[last, default: 0] += lastCount }
+            if let last, lastCount > 0 { counted[last] = OutcomeRecorder.saturatingSum(counted[last] ?? 0, lastCount) }
             lastCount = 0
         }
     }
@@ -82,10 +82,26 @@ public final class OutcomeRecorder: Sendable {
         flusher.withLock { $0?.cancel() }
     }
 
-    /// Counts one outcome on a path, in the current minute.
-    public func record(_ outcome: String, on path: SavePath) {
+    /// Counts one outcome of the contract on a path, in the current minute.
+    public func record(_ outcome: SaveOutcome, on path: SavePath) {
+        count(outcome.code, on: path)
+    }
+
+    /// Counts, on a path, a save that failed outside the contract's outcomes (``errorCode``).
+    public func recordError(on path: SavePath) {
+        count(Self.errorCode, on: path)
+    }
+
+    /// Every code the log accepts: the contract's outcomes and ``errorCode``.
+    public static let codes: [String] = SaveOutcome.allCases.map(\.code) + [errorCode]
+
+    /// The most one flush adds to one path's count of one outcome, as `cutover.record_outcomes`
+    /// allows; the rest waits for the next flush.
+    static let maximumCountPerFlush: Int64 = 1_000_000_000
+
+    private func count(_ code: String, on path: SavePath) {
         let minute = Int64((clock().timeIntervalSince1970 / 60).rounded(.down))
-        let key = Key(minute: minute, path: path, outcome: outcome)
+        let key = Key(minute: minute, path: path, outcome: code)
         pending.withLock { $0.add(1, to: key) }
     }
 
@@ -98,27 +114,27 @@ public final class OutcomeRecorder: Sendable {
 
     /// Writes the counts gathered so far in one statement; on failure they are kept for the
     /// next flush and the error is thrown.
+    ///
+    /// The database adds them to its current minute (`cutover.record_outcomes` takes no minute
+    /// from its caller), so counts kept through failed flushes land in the minute they are
+    /// written.
     public func flush() async throws {
         let batch = pending.withLock { $0.take() }
         guard !batch.isEmpty else { return }
-        struct Row: Encodable {
-            let minute: Int64
-            let path: String
-            let outcome: String
-            let count: Int64
+        var totals: [Key: Int64] = [:]
+        for (key, count) in batch {
+            let total = Key(minute: 0, path: key.path, outcome: key.outcome)
+            totals[total] = Self.saturatingSum(totals[total] ?? 0, count)
         }
-        let rows = batch.map { key, count in
-            Row(minute: key.minute, path: key.path.rawValue,
-                outcome: key.outcome, count: count)
-        }
+        let entries = totals.sorted { ($0.key.path.rawValue, $0.key.outcome) < ($1.key.path.rawValue, $1.key.outcome) }
+        let sent = entries.map { min($0.value, Self.maximumCountPerFlush) }
+        let paths = entries.map(\.key.path.rawValue).joinedAsTextArray
+        let outcomes = entries.map(\.key.outcome).joinedAsTextArray
+        let counts = "{" + sent.map(String.init).joined(separator: ",") + "}"
         do {
-            let json = try PostgresJSON(rows)
             try await pool.withConnection { connection in
                 try connection.query("""
-                    INSERT INTO cutover.outcome_log AS log (minute, path, outcome, count)
-                    SELECT to_timestamp(minute * 60), path, outcome, count
-                      FROM jsonb_to_recordset(\(json)) AS r(minute bigint, path text, outcome text, count bigint)
-                    ON CONFLICT (minute, path, outcome) DO UPDATE SET count = log.count + EXCLUDED.count
+                    SELECT cutover.record_outcomes(\(paths)::text[], \(outcomes)::text[], \(counts)::bigint[])
                     """)
             }
         } catch {
@@ -127,6 +143,19 @@ public final class OutcomeRecorder: Sendable {
             }
             throw error
         }
+        // What one flush may not add waits for the next.
+        let minute = batch.keys.map(\.minute).max() ?? 0
+        pending.withLock { counts in
+            for (entry, count) in zip(entries, sent) where entry.value > count {
+                counts.add(entry.value - count, to: Key(minute: minute, path: entry.key.path, outcome: entry.key.outcome))
+            }
+        }
+    }
+
+    /// `a + b`, or `Int64.max` where that overflows: counts are never negative.
+    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     /// Stops the background flushing and writes what is left.

@@ -55,15 +55,15 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     public func commit(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
         do {
             let result = try await perform(request, write: write, path: path)
-            outcomes.record(result.outcome.rawValue, on: path)
+            outcomes.record(result.outcome, on: path)
             return result
         } catch let failure as SaveFailure {
-            outcomes.record(failure.outcome.rawValue, on: path)
+            outcomes.record(failure.outcome, on: path)
             throw failure
         } catch {
             // Outside the contract's outcomes (a lock timeout, a format the table does not hold,
             // a connection that broke before anything could commit): nothing committed.
-            outcomes.record(OutcomeRecorder.errorCode, on: path)
+            outcomes.recordError(on: path)
             throw error
         }
     }

@@ -72,6 +72,12 @@ extension PhaseCommand {
     }
 }
 
+/// Text an application wrote (a reader's names, a draft's ID) as the terminal may show it:
+/// escaped, and cut after 255 characters.
+private func escapedForTerminal(_ text: String) -> String {
+    DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
+}
+
 struct ReadersResult: CommandResult {
     let readers: [ReaderInstance]
 
@@ -79,15 +85,19 @@ struct ReadersResult: CommandResult {
         guard !readers.isEmpty else { return "no reader registered" }
         let formatter = ISO8601DateFormatter()
         return readers.map {
-            "\($0.isLive ? "live " : "stale") \($0.instanceID)  \($0.applicationName) \($0.applicationVersion)  reads \($0.formats.joined(separator: ","))  last seen \(formatter.string(from: $0.lastSeenAt))"
+            "\($0.isLive ? "live " : "stale") \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
+                + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
+                + "  last seen \(formatter.string(from: $0.lastSeenAt))"
         }.joined(separator: "\n")
     }
+
 
     var json: JSONResult {
         .array(readers.map {
             ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
              "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),
-             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt))]
+             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
+             "problem": $0.problem.map(JSONResult.string) ?? .null]
         })
     }
 }
@@ -105,7 +115,7 @@ struct CompareResult: CommandResult {
     var text: String {
         var lines = ["compared \(comparison.compared) of \(comparison.sampled) drafts sampled (\(comparison.legacyOnly) held v1 only)"]
         for mismatch in comparison.mismatches {
-            var line = "mismatch: draft \(mismatch.draftID), field \(mismatch.field)"
+            var line = "mismatch: draft \(escapedForTerminal(mismatch.draftID)), field \(mismatch.field)"
             if let modern = shown(mismatch.modernValue, field: mismatch.field), mismatch.field == "document" {
                 line += ": \(modern)"
             } else if showValues {

@@ -8,9 +8,10 @@ private func checkJSON(_ check: CheckOutcome) -> JSONResult {
      "expected": .string(check.expected), "message": .string(check.message)]
 }
 
-/// Lines for checks: `  ok      name: expected …, observed …`.
+/// Lines for checks: `  ok      name: expected …, observed …`. The observed value may quote
+/// what applications wrote (reader names), so it is escaped.
 private func lines(_ checks: [CheckOutcome]) -> [String] {
-    checks.map { "  \($0.isPassed ? "ok    " : "FAILED") \($0.name): expected \($0.expected), observed \($0.observed)"
+    checks.map { "  \($0.isPassed ? "ok    " : "FAILED") \($0.name): expected \($0.expected), observed \(DisplayText.unquoted($0.observed, limit: 2000))"
         + ($0.isPassed || $0.message.isEmpty ? "" : " (\($0.message))") }
 }
 

@@ -69,6 +69,8 @@ final class OldApplicationInstance: Sendable {
     let name: String
     private let stopped = Mutex(false)
     private let thread: JoinedThread
+    /// Its registration's secret, as a non-Swift application would choose one at start.
+    private let token = ReaderRegistry.makeToken()
 
     init(name: String, configuration: PostgresConfiguration, drafts: Int, ledger: FleetLedger) {
         self.name = name
@@ -92,7 +94,8 @@ final class OldApplicationInstance: Sendable {
         while !stopped.withLock({ $0 }) {
             do {
                 if ContinuousClock.now - lastBeat > .seconds(1) {
-                    try connection.query("SELECT cutover.reader_heartbeat(\(name), \("legacy-app"), \("1.9"), \("{v1}")::text[])")
+                    try ReaderRegistry.heartbeat(instanceID: name, applicationName: "legacy-app", applicationVersion: "1.9",
+                                                 formats: [DraftFormat.v1.rawValue], token: token, on: connection)
                     lastBeat = ContinuousClock.now
                 }
                 if Int.random(in: 0..<10) == 0 {
@@ -115,7 +118,7 @@ final class OldApplicationInstance: Sendable {
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
-        _ = try? connection.query("SELECT cutover.reader_leave(\(name))")
+        _ = try? ReaderRegistry.leave(instanceID: name, token: token, on: connection)
     }
 }
 

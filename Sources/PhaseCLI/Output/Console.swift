@@ -1,3 +1,4 @@
+import Cutover
 import Foundation
 
 /// Where a command writes: results to standard output, progress and diagnostics to standard
@@ -41,21 +42,28 @@ public struct Console: Sendable {
     }
 
     /// Writes a result to standard output as text or as pretty-printed JSON, ending in a newline.
+    ///
+    /// Text keeps its line feeds and tabs; any other control character a value brought into it
+    /// is written visibly (``DisplayText/terminalSafe(_:)``), whichever result it is.
     public func printResult(_ result: some CommandResult, format: OutputFormat) {
         switch format {
-        case .text: output.write(result.text.hasSuffix("\n") || result.text.isEmpty ? result.text : result.text + "\n")
+        case .text:
+            let text = DisplayText.terminalSafe(result.text)
+            output.write(text.hasSuffix("\n") || text.isEmpty ? text : text + "\n")
         case .json: output.write(result.json.text(.pretty) + "\n")
         }
     }
 
-    /// Writes one line to standard error, passwords removed.
+    /// Writes one line to standard error, passwords removed and control characters visible.
     public func printDiagnostic(_ line: String) {
-        diagnostics.write(redact(line) + "\n")
+        diagnostics.write(redact(DisplayText.terminalSafe(line)) + "\n")
     }
 
-    /// Writes `Error: <message>` and any detail lines to standard error, passwords removed.
+    /// Writes `Error: <message>` and any detail lines to standard error, passwords removed and
+    /// control characters visible.
     public func printError(_ message: String, details: [String] = []) {
-        diagnostics.write(redact(Self.errorText(message, details: details, style: diagnosticStyle)))
+        diagnostics.write(redact(Self.errorText(DisplayText.terminalSafe(message), details: details.map(DisplayText.terminalSafe),
+                                                style: diagnosticStyle)))
     }
 
     /// A progress reporter on standard error that suits it: redrawn at most every 100 ms on a

@@ -72,7 +72,8 @@ extension JSONResult {
             case "\n": output += "\\n"
             case "\u{0C}": output += "\\f"
             case "\r": output += "\\r"
-            case "\u{00}"..."\u{1F}":
+            // DEL and C1 need no escape in JSON, but escaped they reach no terminal raw.
+            case "\u{00}"..."\u{1F}", "\u{7F}"..."\u{9F}":
                 let hex = String(scalar.value, radix: 16)
                 output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: output.unicodeScalars.append(scalar)

@@ -21,18 +21,23 @@ struct SoakTests {
         #expect(invariants.allSatisfy { $0["holds"] as? Bool == true })
     }
 
-    @Test func forgedNotificationsBesideTheFleetChangeNothingAndTheFleetFollowsEverySwitch() async throws {
-        let run = try await onThreadRun(["soak", "--duration", "6s", "--rows", "300", "--neighbour", "forge-notify", "--format", "json"])
+    @Test func forgedNotificationsAndASquattingApplicationRoleChangeNothingAndTheFleetFollowsEverySwitch() async throws {
+        let run = try await onThreadRun(["soak", "--duration", "8s", "--rows", "300", "--neighbour", "forge-notify",
+                                         "--neighbour", "squat", "--format", "json"])
         #expect(run.status == 0, "\(run.output)\n\(run.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
         #expect(report["violations"] as? Int == 0)
         let neighbours = try #require(report["neighbours"] as? [String: Int])
         #expect((neighbours["forged notification"] ?? 0) > 0)
+        #expect((neighbours["squatter held the old runner lock"] ?? 0) > 0)
+        #expect((neighbours["squatter refused"] ?? 0) > 0)
+        #expect(neighbours["squatter write went through"] == nil)
         #expect((report["switches"] as? Int ?? 0) > 0)
         let invariants = try #require(report["invariants"] as? [[String: Any]])
         let names = invariants.compactMap { $0["name"] as? String }
         #expect(names.contains("every instance followed every switch"))
         #expect(names.contains("every save answered, none refused"))
+        #expect(names.contains("the application role got nothing through"))
         #expect(invariants.allSatisfy { $0["holds"] as? Bool == true }, "\(invariants)")
     }
 

@@ -128,7 +128,7 @@ public enum PhaseCommandTree {
     /// `soak --neighbour`
     public static let neighbour = Option(
         "neighbour", type: .choice(SoakNeighbour.self), valueName: "kind", isRepeatable: true,
-        help: "A hostile neighbour to run beside the fleet, repeatable: forge-notify sends forged and garbage notifications on the fleet's channel at random moments.")
+        help: "A hostile neighbour to run beside the fleet, repeatable: forge-notify sends forged and garbage notifications on the fleet's channel at random moments; squat is a role with the application's grants that holds the old runner lock and tries to take or forge the runner's lease, the writer path, the history, the outcome counts, the ledger and other instances' registrations.")
 
     static let stepOptions: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
 

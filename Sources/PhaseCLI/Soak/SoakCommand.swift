@@ -144,9 +144,18 @@ struct SoakCommand: Sendable {
             command.note("\(instance.name) did not shut down within 20s; leaving it to the process's exit")
         }
         proxy.stop()
-        let invariants = try await runOnDedicatedThread {
+        var invariants = try await runOnDedicatedThread {
             try DemoVerification.verify(ledger, following: following, seededDrafts: rows, drill: false, contracted: false,
                                         faultsInjected: true, on: PostgresConnection(configuration: direct))
+        }
+        if self.neighbours.contains(.squat) {
+            let squatted = neighbourCounts.all
+            let through = squatted["squatter write went through"] ?? 0
+            let refused = squatted["squatter refused"] ?? 0
+            invariants.append(DemoInvariant(
+                name: "the application role got nothing through", holds: through == 0 && refused > 0,
+                detail: "\(refused) attempts refused, \(through) went through"
+                    + (squatted["squatter unavailable (it needs a role it may create)"] != nil ? "; the squatter could not run" : "")))
         }
         var all = faults.all
         all["lost reply"] = proxy.lostReplyCount

@@ -10,6 +10,9 @@ import PostgresClient
 public enum SoakNeighbour: String, Sendable, CaseIterable {
     /// Sends forged and garbage notifications on the fleet's channel at random moments.
     case forgeNotify = "forge-notify"
+    /// A role with the application's grants, squatting on the old runner lock and trying to
+    /// take or forge everything that protects the migration (``SquattingApplication``).
+    case squat
 
     /// Starts the neighbour against the database `configuration` reaches; it stops when `stop`
     /// finishes or after `limit`, whichever comes first, and its thread then ends.
@@ -24,6 +27,8 @@ public enum SoakNeighbour: String, Sendable, CaseIterable {
         switch self {
         case .forgeNotify:
             thread.start { ForgedNotifier.run(configuration: configured, counts: counts, isDone: isDone) }
+        case .squat:
+            thread.start { SquattingApplication.run(configuration: configured, counts: counts, isDone: isDone) }
         }
         return thread
     }

@@ -8,13 +8,14 @@ struct ProgramTests {
     }
 
     @Test func exitCodesHaveExactlyTheContractsNumbers() {
-        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 64, 69, 75])
+        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 64, 69, 75, 77])
         #expect(ExitCode.done.rawValue == 0)
         #expect(ExitCode.error.rawValue == 1)
         #expect(ExitCode.refused.rawValue == 3)
         #expect(ExitCode.usage.rawValue == 64)
         #expect(ExitCode.databaseUnreachable.rawValue == 69)
         #expect(ExitCode.lockHeld.rawValue == 75)
+        #expect(ExitCode.accessDenied.rawValue == 77)
     }
 
     @Test func theCommandRunsWithItsParsedValuesAndItsExitCodeIsKept() async {

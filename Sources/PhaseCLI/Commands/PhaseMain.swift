@@ -34,6 +34,10 @@ public enum PhaseMain {
             return CommandFailure(lock.description, exitCode: .lockHeld)
         case let error as PostgresError where error.code == .connectionFailed:
             return CommandFailure("database unreachable: \(error.description)", exitCode: .databaseUnreachable)
+        case let error as PostgresError where error.code == .accessDenied:
+            return CommandFailure("the database refused to let the role in: \(error.description)",
+                                  details: ["check the role, its password (~/.pgpass, PGPASSWORD), the database name and pg_hba.conf"],
+                                  exitCode: .accessDenied)
         case let error as PostgresError where error.code == .invalidConfiguration:
             return CommandFailure(error.description, details: ["check --database-url or DATABASE_URL"], exitCode: .usage)
         case let error as PostgresError where error.code == .connectionLost || error.code == .outcomeUnknown:

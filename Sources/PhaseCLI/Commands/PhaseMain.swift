@@ -62,9 +62,45 @@ struct PhaseCommand: Sendable {
     var isDryRun: Bool { parsed[PhaseCommandTree.dryRun] }
 
     var configuration: PostgresConfiguration {
-        PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL], applicationName: "cutover-phase",
-                              connectTimeout: .seconds(10))
+        var configuration = PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL],
+                                                  applicationName: "cutover-phase", connectTimeout: .seconds(10))
+        let statementTimeout = parsed[PhaseCommandTree.statementTimeout] ?? .seconds(600)
+        configuration.keepalives = .recommended
+        configuration.tcpUserTimeout = PostgresConfiguration.recommendedTCPUserTimeout
+        configuration.sessionSettings = Self.sessionSettings(statementTimeout: statementTimeout)
+        // The server ends any statement at its statement timeout and answers; a server that
+        // has not answered well after that is not going to.
+        configuration.responseTimeout = statementTimeout + .seconds(30)
+        return configuration
     }
+
+    /// The server settings of every session `phase` opens, given at connect time.
+    ///
+    /// They are start-up values rather than a `SET` after connecting because `SQLFileRunner`
+    /// ends a file run outside a transaction with `RESET lock_timeout; RESET statement_timeout`,
+    /// and RESET returns to the start-up value: these bounds hold again after it, with no
+    /// change to how files run. A user's own `options` come after them and win.
+    /// - `statement_timeout`, `lock_timeout`: a bound on everything the runner sends, checks and
+    ///   bookkeeping included; DDL sets its own shorter lock timeout on top.
+    /// - `idle_in_transaction_session_timeout`: a runner stuck mid-transaction gives its locks up.
+    /// - `client_connection_check_interval` (PostgreSQL 14+), `tcp_keepalives_*`: the server
+    ///   notices within seconds that the client went away, even during a long statement, and
+    ///   ends the session, releasing the runner lock it held.
+    static func sessionSettings(statementTimeout: Duration) -> [String: String] {
+        let keepalives = PostgresConfiguration.Keepalives.recommended
+        return [
+            "statement_timeout": "\(DurationText.milliseconds(in: statementTimeout))ms",
+            "lock_timeout": "\(DurationText.milliseconds(in: sessionLockTimeout))ms",
+            "idle_in_transaction_session_timeout": "60s",
+            "client_connection_check_interval": "5s",
+            "tcp_keepalives_idle": "\(keepalives.idle.components.seconds)",
+            "tcp_keepalives_interval": "\(keepalives.interval.components.seconds)",
+            "tcp_keepalives_count": "\(keepalives.count)",
+        ]
+    }
+
+    /// The longest any statement of `phase` waits for a lock unless it sets its own.
+    static let sessionLockTimeout: Duration = .seconds(10)
 
     /// The plan: the folder given, or the built-in drafts plan.
     func planSource() throws -> PlanSource {

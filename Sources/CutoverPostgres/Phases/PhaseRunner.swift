@@ -28,17 +28,22 @@ public final class PhaseRunner {
         /// Why the step runs, when not at an operator's hand (an automatic rollback); recorded
         /// in the history.
         public var reason: String?
+        /// Whether the operator asked the runner to stop (a signal); asked between units of
+        /// work, so that the runner stops where it can resume.
+        public var isStopRequested: @Sendable () -> Bool
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
                     forceReaders: Bool = false, modernWriterWindow: Duration? = nil,
-                    readerStaleAfter: Duration = ReaderRegistry.defaultStaleAfter, reason: String? = nil) {
+                    readerStaleAfter: Duration = ReaderRegistry.defaultStaleAfter, reason: String? = nil,
+                    isStopRequested: @escaping @Sendable () -> Bool = { false }) {
             self.sql = sql
             self.backfill = backfill
             self.forceReaders = forceReaders
             self.modernWriterWindow = modernWriterWindow
             self.readerStaleAfter = readerStaleAfter
             self.reason = reason
+            self.isStopRequested = isStopRequested
         }
     }
 
@@ -64,15 +69,20 @@ public final class PhaseRunner {
     public let source: PlanSource
     let options: Options
     let log: @Sendable (String) -> Void
+    /// Opens another session to the same database, for work that must not share the runner's
+    /// (its checks); nil when the runner has only its own connection.
+    public let openSession: (@Sendable () throws -> PostgresConnection)?
 
     /// A runner for `source` on `connection`; `log` receives one line per notable event
     /// (retries, resumed steps, backfill batches).
     public init(connection: PostgresConnection, source: PlanSource, options: Options = Options(),
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in },
+                openSession: (@Sendable () throws -> PostgresConnection)? = nil) {
         self.connection = connection
         self.source = source
         self.options = options
         self.log = log
+        self.openSession = openSession
     }
 
     /// The plan's manifest.

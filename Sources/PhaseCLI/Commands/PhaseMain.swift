@@ -10,14 +10,43 @@ public enum PhaseMain {
     public static func run(_ arguments: [String], console: Console) async -> ExitCode {
         await PhaseCommandTree.program.run(arguments, console: console) { parsed in
             let command = PhaseCommand(parsed: parsed, console: console)
+            StopSignals.shared.describeStop { Self.stopLine(for: parsed, signal: $0) }
+            let code: ExitCode
             do {
-                return try await command.perform()
-            } catch let failure as CommandFailure {
-                throw failure
+                code = try await command.perform()
             } catch {
+                // A stop request ends the command whatever error the cancelled statement left.
+                if let stopped = stopped(console) { return stopped }
+                if let failure = error as? CommandFailure { throw failure }
                 throw Self.failure(for: error)
             }
+            return stopped(console) ?? code
         }
+    }
+
+    /// The exit code of a command stopped by a signal, after printing the one line that says
+    /// so; nil when no signal asked to stop.
+    private static func stopped(_ console: Console) -> ExitCode? {
+        guard let signal = StopSignals.shared.received else { return nil }
+        if StopSignals.shared.claimLine() != nil { console.printDiagnostic(StopSignals.shared.line(for: signal)) }
+        return signal.exitCode
+    }
+
+    /// Where a command stopped and how to go on, in one line.
+    static func stopLine(for parsed: ParsedCommand, signal: StopSignals.Signal) -> String {
+        var words = parsed.path
+        if words == ["switch"], let path = parsed[PhaseCommandTree.path] { words.append(path) }
+        let command = words.joined(separator: " ")
+        let stopped = "stopped by \(signal.name) during \(command)"
+        let changes = ["init", "expand", "switch", "backfill", "contract", "rollback", "ledger"].contains(words.first ?? "")
+        if ["demo", "soak"].contains(words.first ?? "") {
+            return "\(stopped); its throw-away database was removed"
+        } else if changes && !parsed[PhaseCommandTree.dryRun] {
+            return "\(stopped); nothing is half done that 'phase \(command)' cannot finish: run it again, or 'phase status'"
+        } else if words == ["observe"] && parsed[PhaseCommandTree.autoRollback] {
+            return "\(stopped); a rollback it began is finished by 'phase rollback': see 'phase status'"
+        }
+        return "\(stopped); it changed nothing: run it again when ready"
     }
 
     /// The exit code and message for an error a command ended with.
@@ -116,7 +145,8 @@ struct PhaseCommand: Sendable {
             maximumBackoff: parsed[PhaseCommandTree.maxBackoff] ?? .seconds(5))
         return PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
                                    modernWriterWindow: parsed[PhaseCommandTree.window],
-                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter)
+                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter,
+                                   isStopRequested: { StopSignals.shared.isStopRequested })
     }
 
     /// Notes to standard error, unless quiet.
@@ -125,6 +155,8 @@ struct PhaseCommand: Sendable {
     }
 
     /// Reads the plan, connects, and runs `body` with a runner on a thread of its own.
+    ///
+    /// Every session the runner opens has its statements cancelled when a signal asks to stop.
     func withRunner<T: Sendable>(options: PhaseRunner.Options? = nil,
                                  _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
         let source = try planSource()
@@ -133,11 +165,15 @@ struct PhaseCommand: Sendable {
         let console = console
         let quiet = isQuiet
         return try await runOnDedicatedThread(named: "cutover-phase") {
-            let connection = try PostgresConnection(configuration: configuration)
-            connection.noticeHandler = { _ in }
-            let runner = PhaseRunner(connection: connection, source: source, options: options) { line in
-                if !quiet { console.printDiagnostic(line) }
+            let open: @Sendable () throws -> PostgresConnection = {
+                try StopSignals.shared.checkpoint()
+                let connection = try PostgresConnection(configuration: configuration)
+                connection.noticeHandler = { _ in }
+                StopSignals.shared.register(connection.canceller)
+                return connection
             }
+            let runner = PhaseRunner(connection: try open(), source: source, options: options,
+                                     log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open)
             return try body(runner)
         }
     }

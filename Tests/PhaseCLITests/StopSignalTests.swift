@@ -1,0 +1,54 @@
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+/// SIGINT, SIGTERM and SIGHUP stop a command with one line and 128 + the signal, cancelling the
+/// statement it was waiting on, so that its server session does not outlive it.
+@Suite("Stop signals", .timeLimit(.minutes(3)))
+struct StopSignalTests {
+    static let sleepingCheck = "SELECT pg_sleep(3600) IS NOT NULL"
+
+    @Test("a command blocked in a long server statement stops promptly and its session goes", arguments: [
+        (SIGINT, ["check"], "stopped by SIGINT during check; it changed nothing: run it again when ready"),
+        (SIGTERM, ["expand"],
+         "stopped by SIGTERM during expand; nothing is half done that 'phase expand' cannot finish: run it again, or 'phase status'"),
+        (SIGHUP, ["status"], "stopped by SIGHUP during status; it changed nothing: run it again when ready"),
+    ])
+    func stops(signal: Int32, command: [String], line: String) async throws {
+        let db = try await WorkflowDatabase.make("stop_signal_\(signal)", rows: 5)
+        let folder = try PlanFolder.copyOfDrafts("sleeping-check")
+        defer { folder.remove() }
+        try folder.editManifest { $0.replacing("SELECT to_regclass('drafts') IS NOT NULL", with: Self.sleepingCheck) }
+        #expect(try await db.phase(["--plan", folder.path, "init"]).status == 0)
+
+        let started = try PhaseBinary.start(["--plan", folder.path] + command, databaseURL: db.url)
+        let backend = try await db.sql { connection -> Int32 in
+            // Wait until the check is running on the server.
+            while true {
+                let rows = try connection.query("""
+                    SELECT pid FROM pg_stat_activity
+                     WHERE datname = current_database() AND application_name = 'cutover-phase' AND state = 'active'
+                       AND query = \(Self.sleepingCheck)
+                    """)
+                if let row = rows.first { return try row.decode(Int32.self, "pid") }
+            }
+        }
+        kill(started.pid, signal)
+        // Far below the check's hour: the bound only turns a hang into a failure.
+        let run = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(run.status == 128 + signal, "\(run.diagnostics)")
+        #expect(run.diagnostics.split(separator: "\n").last.map(String.init) == line, "\(run.diagnostics)")
+        #expect(run.diagnostics.components(separatedBy: "stopped by").count == 2, "one stop line: \(run.diagnostics)")
+        // The backend ends with its client; wait for it, within a bound that turns a hang into a failure.
+        let isGone = try await db.sql { connection -> Bool in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(backend)")[0]
+                    .decode(Int.self, "n") == 0 { return true }
+            }
+            return false
+        }
+        #expect(isGone, "backend \(backend) still there")
+    }
+}

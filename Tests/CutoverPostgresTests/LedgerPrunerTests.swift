@@ -58,6 +58,11 @@ struct LedgerPrunerTests {
         await #expect(throws: LedgerPruneError.retentionTooShort(.seconds(3600))) {
             try await LedgerPruner(pool: db.pool).prune(olderThan: .seconds(3600))
         }
+        // Beyond the bound the server would be asked for a timestamp out of its range.
+        let tooLong = LedgerPruner.maximumRetention + .seconds(1)
+        await #expect(throws: LedgerPruneError.retentionTooLong(tooLong)) {
+            try await LedgerPruner(pool: db.pool).prune(olderThan: tooLong)
+        }
         #expect(try await count(db, prefix: "old-") == 3)
         await db.close()
     }

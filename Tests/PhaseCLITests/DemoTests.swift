@@ -52,6 +52,7 @@ struct DemoTests {
         let run = try await onThread { try PhaseBinary.finish(started) }
         #expect(run.status == 128 + SIGINT)
         #expect(run.diagnostics.contains("interrupted: removing the demo's database"))
+        #expect(run.diagnostics.hasSuffix("stopped by SIGINT during demo; its throw-away database was removed\n"), "\(run.diagnostics)")
         #expect(!FileManager.default.fileExists(atPath: cluster))
     }
 

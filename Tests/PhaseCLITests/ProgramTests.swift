@@ -8,13 +8,17 @@ struct ProgramTests {
     }
 
     @Test func exitCodesHaveExactlyTheContractsNumbers() {
-        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 64, 69, 75])
+        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 64, 69, 75, 77, 129, 130, 143])
         #expect(ExitCode.done.rawValue == 0)
         #expect(ExitCode.error.rawValue == 1)
         #expect(ExitCode.refused.rawValue == 3)
         #expect(ExitCode.usage.rawValue == 64)
         #expect(ExitCode.databaseUnreachable.rawValue == 69)
         #expect(ExitCode.lockHeld.rawValue == 75)
+        #expect(ExitCode.accessDenied.rawValue == 77)
+        #expect(ExitCode.stoppedByHangUp.rawValue == 128 + 1)
+        #expect(ExitCode.stoppedByInterrupt.rawValue == 128 + 2)
+        #expect(ExitCode.stoppedByTermination.rawValue == 128 + 15)
     }
 
     @Test func theCommandRunsWithItsParsedValuesAndItsExitCodeIsKept() async {

@@ -31,7 +31,7 @@ struct ConnectionTests {
             do { _ = try PostgresConnection(configuration: .init(connectionString: url)); return nil } catch let error as PostgresError { return error }
         }
         let failure = try #require(error)
-        #expect(failure.code == .connectionFailed)
+        #expect(failure.code == .accessDenied)
         #expect(failure.description.contains("password authentication failed"))
         for text in [failure.description, failure.debugDescription, "\(failure)", String(reflecting: failure)] {
             #expect(!text.contains("Wr0ngSecret-4711"))
@@ -107,7 +107,7 @@ struct ConnectionTests {
         let failure = try await onThread { () -> PostgresError? in
             do { _ = try PostgresConnection(configuration: .init(connectionString: url)); return nil } catch let error as PostgresError { return error }
         }
-        #expect(failure?.code == .connectionFailed)
+        #expect(failure?.code == .accessDenied)
         #expect(failure?.description.contains("no_such_database_here") == true)
     }
 

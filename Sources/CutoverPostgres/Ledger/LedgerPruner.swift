@@ -19,6 +19,9 @@ import PostgresClient
 public struct LedgerPruner: Sendable {
     /// Entries younger than this are never pruned, whatever is asked.
     public static let minimumRetention: Duration = .seconds(24 * 3600)
+    /// Entries are kept at most this long, ten years: a bound far beyond any client's retries,
+    /// so that no retention asked for reaches the server as an out-of-range timestamp.
+    public static let maximumRetention: Duration = .seconds(3650 * 24 * 3600)
     /// The default retention: seven days.
     public static let defaultRetention: Duration = .seconds(7 * 24 * 3600)
 
@@ -60,6 +63,7 @@ public struct LedgerPruner: Sendable {
     public func prune(olderThan retention: Duration = defaultRetention, maximumBatches: Int? = nil,
                       progress: (@Sendable (Int) -> Void)? = nil) async throws -> Report {
         guard retention >= Self.minimumRetention else { throw LedgerPruneError.retentionTooShort(retention) }
+        guard retention <= Self.maximumRetention else { throw LedgerPruneError.retentionTooLong(retention) }
         let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
         let cutoff = try await pool.withConnection { connection in
             try connection.query("SELECT now() - make_interval(secs => \(seconds)) AS cutoff")[0].decode(Date.self, "cutoff")
@@ -95,11 +99,15 @@ public struct LedgerPruner: Sendable {
 public enum LedgerPruneError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The retention asked for is below ``LedgerPruner/minimumRetention``.
     case retentionTooShort(Duration)
+    /// The retention asked for is above ``LedgerPruner/maximumRetention``.
+    case retentionTooLong(Duration)
 
     public var description: String {
         switch self {
         case .retentionTooShort(let retention):
             "a ledger retention of \(retention) is refused: it must be at least 24 hours, longer than any client retries"
+        case .retentionTooLong(let retention):
+            "a ledger retention of \(retention) is refused: it must be at most 3650 days"
         }
     }
 }

@@ -1,5 +1,8 @@
 import Cutover
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A migration plan with the text of every SQL file it names, read from a folder or from the
 /// plans built into this binary.
@@ -31,6 +34,10 @@ public struct PlanSource: Sendable {
 
     /// The plan in `folder`: its `plan.json` and the SQL files it names.
     ///
+    /// Only regular files are read, and a file reached through a symbolic link only when the
+    /// link's target lies inside the folder: a FIFO would block every command, and a link to
+    /// `/etc/passwd` would show and send that file as if it were part of the plan.
+    ///
     /// - Throws: ``PlanSourceError`` for a missing or unreadable folder or file, or a
     ///   `PlanManifestError` naming the field of a malformed manifest.
     public static func folder(_ folder: String) throws -> PlanSource {
@@ -39,13 +46,14 @@ public struct PlanSource: Sendable {
             throw PlanSourceError.missingFolder(folder)
         }
         guard isFolder.boolValue else { throw PlanSourceError.notAFolder(folder) }
+        guard let root = realPath(folder) else { throw PlanSourceError.unreadable(folder) }
         let manifestPath = (folder as NSString).appendingPathComponent("plan.json")
-        let manifest = try read(manifestPath, limit: 1024 * 1024 + 1)
+        let manifest = try read(manifestPath, inside: root, limit: 1024 * 1024 + 1)
         let plan = try MigrationPlan(manifest: manifest, file: manifestPath)
         var files: [String: String] = [:]
         for path in plan.sqlFilePaths {
             let full = (folder as NSString).appendingPathComponent(path)
-            let bytes = try read(full, limit: maximumFileSize, namedBy: manifestPath)
+            let bytes = try read(full, inside: root, limit: maximumFileSize, namedBy: manifestPath)
             guard let text = String(validating: bytes, as: UTF8.self), !text.contains("\u{0}") else {
                 throw PlanSourceError.notText(full)
             }
@@ -54,21 +62,51 @@ public struct PlanSource: Sendable {
         return PlanSource(plan: plan, location: folder, files: files)
     }
 
-    private static func read(_ path: String, limit: Int, namedBy manifest: String? = nil) throws -> [UInt8] {
-        guard FileManager.default.fileExists(atPath: path) else {
+    /// The bytes of the regular file at `path`, whose real path must lie under `root`.
+    private static func read(_ path: String, inside root: String, limit: Int, namedBy manifest: String? = nil) throws -> [UInt8] {
+        guard let real = realPath(path) else {
+            guard errno == ENOENT || errno == ENOTDIR else { throw PlanSourceError.unreadable(path) }
             if let manifest { throw PlanSourceError.missingFile(path, namedBy: manifest) }
             throw PlanSourceError.missingManifest(path)
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw PlanSourceError.unreadable(path) }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: limit + 1) ?? Data()
-        } catch {
-            throw PlanSourceError.unreadable(path)
+        guard real.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw PlanSourceError.outsideFolder(path) }
+        // The real path has no links left; O_NOFOLLOW refuses one put there since, and
+        // O_NONBLOCK keeps a FIFO swapped in meanwhile from blocking the open.
+        let descriptor = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PlanSourceError.unreadable(path) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw PlanSourceError.unreadable(path) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw PlanSourceError.notARegularFile(path, kind: fileKind(status.st_mode))
         }
-        guard data.count <= limit else { throw PlanSourceError.tooLarge(path, limit: limit) }
-        return Array(data)
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count <= limit {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, limit + 1 - count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw PlanSourceError.unreadable(path) }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= limit else { throw PlanSourceError.tooLarge(path, limit: limit) }
+        return Array(bytes[..<count])
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFDIR: "a folder"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
     }
 }
 
@@ -88,6 +126,10 @@ public enum PlanSourceError: Error, Sendable, Equatable, CustomStringConvertible
     case tooLarge(String, limit: Int)
     /// A SQL file is not UTF-8 text.
     case notText(String)
+    /// A file is a FIFO, a device, a folder or a socket; `kind` says which.
+    case notARegularFile(String, kind: String)
+    /// A file is a symbolic link whose target lies outside the plan folder.
+    case outsideFolder(String)
 
     public var description: String {
         switch self {
@@ -98,6 +140,8 @@ public enum PlanSourceError: Error, Sendable, Equatable, CustomStringConvertible
         case .unreadable(let path): "\(path) cannot be read (check its permissions)"
         case .tooLarge(let path, let limit): "\(path) is larger than \(limit / 1024) KiB, the most a plan file may be"
         case .notText(let path): "\(path) is not UTF-8 text"
+        case .notARegularFile(let path, let kind): "\(path) is \(kind), not a regular file: a plan reads regular files only"
+        case .outsideFolder(let path): "\(path) is a link that leads outside the plan folder: a plan reads only its own files"
         }
     }
 }

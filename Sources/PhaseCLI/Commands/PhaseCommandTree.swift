@@ -1,4 +1,5 @@
 import Cutover
+import CutoverPostgres
 /// Every option, flag and command of `phase`, declared once for parsing and help.
 public enum PhaseCommandTree {
     // MARK: Global options
@@ -62,7 +63,7 @@ public enum PhaseCommandTree {
         "nice-ratio", type: .decimal(in: PlanLimits.niceRatio), valueName: "ratio",
         help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (0.25 for drafts) when omitted.")
     /// `--window`
-    public static let window = Option("window", type: .duration, valueName: "duration",
+    public static let window = Option("window", type: .duration(in: .zero ... .seconds(365 * 86_400)), valueName: "duration",
                                       help: "How long the modern writer must have written alone; the plan's window when omitted.")
     /// `--yes`
     public static let yes = Flag("yes", help: "Confirm that contract cannot be undone.")
@@ -73,7 +74,8 @@ public enum PhaseCommandTree {
     public static let limit = Option("limit", type: .integer(in: 1...10_000), default: 50,
                                      valueName: "count", help: "How many attempts to show, the most recent.")
     /// `--older-than`
-    public static let olderThan = Option("older-than", type: .duration(atLeast: .seconds(86_400)), default: .seconds(7 * 86_400),
+    public static let olderThan = Option("older-than", type: .duration(in: LedgerPruner.minimumRetention ... LedgerPruner.maximumRetention),
+                                         default: .seconds(7 * 86_400),
                                          valueName: "duration", help: "Prune ledger rows older than this; never less than a day.")
     /// `ledger prune --batch-size`
     public static let pruneBatchSize = Option("batch-size", type: .integer(in: 1...100_000), default: 1000,
@@ -141,8 +143,10 @@ public enum PhaseCommandTree {
             and recorded in the history; every step before contract can be rolled back. A step asked for again \
             after it happened reports it done and changes nothing.
 
-            Exit codes: 0 done, 1 error, 3 refused by checks, 64 usage, 69 database unreachable, \
-            75 another runner holds the lock.
+            Exit codes: 0 done, 1 error, 3 refused by checks, 64 usage (the command line or the \
+            connection string), 69 database unreachable, 75 another runner holds the lock, 77 the \
+            database refused to let the role in (password, role, database, pg_hba.conf), 129, 130 \
+            and 143 stopped by SIGHUP, SIGINT and SIGTERM, with one line saying how to go on.
             """,
         parameters: [databaseURL, plan, format, quiet],
         subcommands: [

@@ -10,14 +10,44 @@ public enum PhaseMain {
     public static func run(_ arguments: [String], console: Console) async -> ExitCode {
         await PhaseCommandTree.program.run(arguments, console: console) { parsed in
             let command = PhaseCommand(parsed: parsed, console: console)
+            StopSignals.shared.describeStop { Self.stopLine(for: parsed, signal: $0) }
+            let code: ExitCode
             do {
-                return try await command.perform()
-            } catch let failure as CommandFailure {
-                throw failure
+                code = try await command.perform()
             } catch {
+                // A stop request ends the command whatever error the cancelled statement left.
+                if let stopped = stopped(console) { return stopped }
+                if let failure = error as? CommandFailure { throw failure }
                 throw Self.failure(for: error)
             }
+            return stopped(console) ?? code
         }
+    }
+
+    /// The exit code of a command stopped by a signal, after printing the one line that says
+    /// so; nil when no signal asked to stop.
+    private static func stopped(_ console: Console) -> ExitCode? {
+        guard let signal = StopSignals.shared.received else { return nil }
+        if StopSignals.shared.claimLine() != nil { console.printDiagnostic(StopSignals.shared.line(for: signal)) }
+        return signal.exitCode
+    }
+
+    /// Where a command stopped and how to go on, in one line.
+    static func stopLine(for parsed: ParsedCommand, signal: StopSignals.Signal) -> String {
+        var words = parsed.path
+        if words == ["switch"], let path = parsed[PhaseCommandTree.path] { words.append(path) }
+        if words == ["rollback"], let target = parsed[PhaseCommandTree.rollbackStep] { words.append(target.rawValue) }
+        let command = words.joined(separator: " ")
+        let stopped = "stopped by \(signal.name) during \(command)"
+        let changes = ["init", "expand", "switch", "backfill", "contract", "rollback", "ledger"].contains(words.first ?? "")
+        if ["demo", "soak"].contains(words.first ?? "") {
+            return "\(stopped); its throw-away database was removed"
+        } else if changes && !parsed[PhaseCommandTree.dryRun] {
+            return "\(stopped); nothing is half done that 'phase \(command)' cannot finish: run it again, or 'phase status'"
+        } else if words == ["observe"] && parsed[PhaseCommandTree.autoRollback] {
+            return "\(stopped); a rollback it began is finished by 'phase rollback switch': see 'phase status'"
+        }
+        return "\(stopped); it changed nothing: run it again when ready"
     }
 
     /// The exit code and message for an error a command ended with.
@@ -34,6 +64,10 @@ public enum PhaseMain {
             return CommandFailure(lock.description, exitCode: .lockHeld)
         case let error as PostgresError where error.code == .connectionFailed:
             return CommandFailure("database unreachable: \(error.description)", exitCode: .databaseUnreachable)
+        case let error as PostgresError where error.code == .accessDenied:
+            return CommandFailure("the database refused to let the role in: \(error.description)",
+                                  details: ["check the role, its password (~/.pgpass, PGPASSWORD), the database name and pg_hba.conf"],
+                                  exitCode: .accessDenied)
         case let error as PostgresError where error.code == .invalidConfiguration:
             return CommandFailure(error.description, details: ["check --database-url or DATABASE_URL"], exitCode: .usage)
         case let error as PostgresError where error.code == .connectionLost || error.code == .outcomeUnknown:
@@ -58,9 +92,45 @@ struct PhaseCommand: Sendable {
     var isDryRun: Bool { parsed[PhaseCommandTree.dryRun] }
 
     var configuration: PostgresConfiguration {
-        PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL], applicationName: "cutover-phase",
-                              connectTimeout: .seconds(10))
+        var configuration = PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL],
+                                                  applicationName: "cutover-phase", connectTimeout: .seconds(10))
+        let statementTimeout = parsed[PhaseCommandTree.statementTimeout] ?? .seconds(600)
+        configuration.keepalives = .recommended
+        configuration.tcpUserTimeout = PostgresConfiguration.recommendedTCPUserTimeout
+        configuration.sessionSettings = Self.sessionSettings(statementTimeout: statementTimeout)
+        // The server ends any statement at its statement timeout and answers; a server that
+        // has not answered well after that is not going to.
+        configuration.responseTimeout = statementTimeout + .seconds(30)
+        return configuration
     }
+
+    /// The server settings of every session `phase` opens, given at connect time.
+    ///
+    /// They are start-up values rather than a `SET` after connecting because `SQLFileRunner`
+    /// ends a file run outside a transaction with `RESET lock_timeout; RESET statement_timeout`,
+    /// and RESET returns to the start-up value: these bounds hold again after it, with no
+    /// change to how files run. A user's own `options` come after them and win.
+    /// - `statement_timeout`, `lock_timeout`: a bound on everything the runner sends, checks and
+    ///   bookkeeping included; DDL sets its own shorter lock timeout on top.
+    /// - `idle_in_transaction_session_timeout`: a runner stuck mid-transaction gives its locks up.
+    /// - `client_connection_check_interval` (PostgreSQL 14+), `tcp_keepalives_*`: the server
+    ///   notices within seconds that the client went away, even during a long statement, and
+    ///   ends the session, releasing the runner lock it held.
+    static func sessionSettings(statementTimeout: Duration) -> [String: String] {
+        let keepalives = PostgresConfiguration.Keepalives.recommended
+        return [
+            "statement_timeout": "\(DurationText.milliseconds(in: statementTimeout))ms",
+            "lock_timeout": "\(DurationText.milliseconds(in: sessionLockTimeout))ms",
+            "idle_in_transaction_session_timeout": "60s",
+            "client_connection_check_interval": "5s",
+            "tcp_keepalives_idle": "\(keepalives.idle.components.seconds)",
+            "tcp_keepalives_interval": "\(keepalives.interval.components.seconds)",
+            "tcp_keepalives_count": "\(keepalives.count)",
+        ]
+    }
+
+    /// The longest any statement of `phase` waits for a lock unless it sets its own.
+    static let sessionLockTimeout: Duration = .seconds(10)
 
     /// The plan: the folder given, or the built-in drafts plan.
     func planSource() throws -> PlanSource {
@@ -76,7 +146,8 @@ struct PhaseCommand: Sendable {
             maximumBackoff: parsed[PhaseCommandTree.maxBackoff] ?? .seconds(5))
         return PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
                                    modernWriterWindow: parsed[PhaseCommandTree.window],
-                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter)
+                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter,
+                                   isStopRequested: { StopSignals.shared.isStopRequested })
     }
 
     /// Notes to standard error, unless quiet.
@@ -85,6 +156,8 @@ struct PhaseCommand: Sendable {
     }
 
     /// Reads the plan, connects, and runs `body` with a runner on a thread of its own.
+    ///
+    /// Every session the runner opens has its statements cancelled when a signal asks to stop.
     func withRunner<T: Sendable>(options: PhaseRunner.Options? = nil,
                                  _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
         let source = try planSource()
@@ -93,11 +166,15 @@ struct PhaseCommand: Sendable {
         let console = console
         let quiet = isQuiet
         return try await runOnDedicatedThread(named: "cutover-phase") {
-            let connection = try PostgresConnection(configuration: configuration)
-            connection.noticeHandler = { _ in }
-            let runner = PhaseRunner(connection: connection, source: source, options: options) { line in
-                if !quiet { console.printDiagnostic(line) }
+            let open: @Sendable () throws -> PostgresConnection = {
+                try StopSignals.shared.checkpoint()
+                let connection = try PostgresConnection(configuration: configuration)
+                connection.noticeHandler = { _ in }
+                StopSignals.shared.register(connection.canceller)
+                return connection
             }
+            let runner = PhaseRunner(connection: try open(), source: source, options: options,
+                                     log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open)
             return try body(runner)
         }
     }

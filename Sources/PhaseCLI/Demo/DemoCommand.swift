@@ -28,9 +28,9 @@ struct DemoCommand: Sendable {
             result = try await walk(configuration)
         } catch {
             // Interrupted: the database went away under the fleet. Leave as the signal says.
-            if let number = cleanup.interruption {
+            if let signal = StopSignals.shared.received {
                 cleanup.run()
-                Cleanup.leave(signal: number)
+                StopSignals.shared.leave(signal)
             }
             throw error
         }
@@ -200,16 +200,8 @@ final class Cleanup: @unchecked Sendable {
     private let condition = NSCondition()
     private var action: (@Sendable () -> Void)?
     private var isDone = false
-    private var signalNumber: Int32?
 
     init(_ action: @escaping @Sendable () -> Void) { self.action = action }
-
-    /// The signal that interrupted the demo, if one did.
-    var interruption: Int32? {
-        condition.lock()
-        defer { condition.unlock() }
-        return signalNumber
-    }
 
     func run() {
         condition.lock()
@@ -227,29 +219,14 @@ final class Cleanup: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Cleans up and exits on Ctrl-C or SIGTERM.
-    func onInterrupt() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
-                condition.lock()
-                signalNumber = number
-                condition.unlock()
-                FileHandle.standardError.write(Data("\ninterrupted: removing the demo's database\n".utf8))
-                run()
-                Self.leave(signal: number)
-            }
-            source.resume()
-            return source
-        }
-    }
-
-    /// Ends the process at once with the shell's status for `signal`. The fleet's threads may
-    /// still be running, so exit handlers are skipped: libcrypto's would free per-thread state
-    /// that those threads still hold. Output is unbuffered, so nothing written is lost.
-    static func leave(signal: Int32) -> Never {
-        _exit(128 + signal)
+    /// Cleans up and ends the process when a signal asks `phase` to stop (``StopSignals``):
+    /// the fleet's threads are still saving, so there is nothing to unwind to.
+    func onInterrupt() -> [StopSignals.Registration] {
+        [StopSignals.shared.onStop { [self] signal in
+            FileHandle.standardError.write(Data("\ninterrupted: removing the demo's database\n".utf8))
+            run()
+            StopSignals.shared.leave(signal)
+        }]
     }
 }
 

@@ -12,4 +12,14 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case databaseUnreachable = 69
     /// Another runner holds the lock; try again later (75, `EX_TEMPFAIL`).
     case lockHeld = 75
+    /// The server answered but would not let the role in: authentication failed, no such role
+    /// or database, or `pg_hba.conf` refused it (77, `EX_NOPERM`). Unlike 69, trying again
+    /// will not help until the credentials or the server's rules change.
+    case accessDenied = 77
+    /// Stopped by SIGHUP (128 + 1).
+    case stoppedByHangUp = 129
+    /// Stopped by SIGINT, Ctrl-C (128 + 2).
+    case stoppedByInterrupt = 130
+    /// Stopped by SIGTERM (128 + 15).
+    case stoppedByTermination = 143
 }

@@ -14,10 +14,11 @@ public enum PasswordRedaction {
     ///   is removed too, wherever it stands.
     public static func redact(_ text: String, knownPasswords: [String] = []) -> String {
         var result = text
-        // user:secret@ in a URI; greedy up to the last '@' before the host, since a password
-        // may itself contain an unencoded '@'.
+        // user:secret@ in a URI; greedy up to the last '@' on the line, since a password in a
+        // string libpq could not parse may hold anything, an unencoded '@', '/' or space
+        // included: hiding a host name too is the price of never showing a password.
         result.replace(uriUserInfo) { match in "\(match.output.1):\(placeholder)@" }
-        // ?password=… or &password=… in a URI's query: ends at the next '&' or space.
+        // ?password=… or &password=… in a URI's query: ends at the next '&' (or the line's end).
         result.replace(uriQueryPassword) { match in "\(match.output.1)password=\(placeholder)" }
         // password=… in a keyword/value string: a quoted value (with \' escapes) or a bare word.
         result.replace(keywordPassword) { match in "\(match.output.1)password=\(placeholder)" }
@@ -30,9 +31,9 @@ public enum PasswordRedaction {
     // Regex is not Sendable, but these are never mutated after initialisation and matching does
     // not change them, so sharing them across threads is safe.
     private nonisolated(unsafe) static let uriUserInfo =
-        #/(postgres(?:ql)?://[^:/@\s]*):[^\s/]*@/#.ignoresCase()
+        #/(postgres(?:ql)?://[^:/@\s]*):[^\n]*@/#.ignoresCase()
     private nonisolated(unsafe) static let uriQueryPassword =
-        #/([?&])password=[^&\s]*/#.ignoresCase()
+        #/([?&])password=[^&\n]*/#.ignoresCase()
     private nonisolated(unsafe) static let keywordPassword =
         #/(^|[\s'"])password\s*=\s*(?:'(?:[^'\\]|\\.)*'?|[^\s]*)/#.ignoresCase()
 }

@@ -45,7 +45,7 @@ extension PostgresConnection {
 
     /// Sends COMMIT and checks what came back.
     func commit() throws {
-        let result = PQexec(handle, "COMMIT")
+        let result = exchange(sending: { PQsendQuery(handle, "COMMIT") }, blocking: { PQexec(handle, "COMMIT") })
         guard let result else { throw outcomeUnknownError(cause: lastErrorMessage()) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -82,6 +82,8 @@ extension PostgresConnection {
     /// `body`'s error, and a connection left broken is noticed by its owner.
     private func rollbackAfterFailure() {
         guard PQstatus(handle) == CONNECTION_OK, transactionState != .idle else { return }
-        if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
+        if let result = exchange(sending: { PQsendQuery(handle, "ROLLBACK") }, blocking: { PQexec(handle, "ROLLBACK") }) {
+            PQclear(result)
+        }
     }
 }

@@ -30,6 +30,11 @@ public final class PostgresConnection {
     var lastPipelineNames: (key: StatementKey, names: PipelinedTransaction.StatementNames)?
     private var nextStatementNumber = 0
     private let knownPasswords: [String]
+    /// Set when the server did not answer within the response timeout and the connection was cut.
+    var responseTimedOut: Duration?
+    /// Cancels this connection's statement in flight from any thread; made once, when the
+    /// connection is made.
+    public let canceller: PostgresCanceller
 
     /// Prepared statements kept per connection; past this, statements run unprepared so that
     /// ad-hoc SQL cannot grow the server's memory without bound.
@@ -40,9 +45,7 @@ public final class PostgresConnection {
     public init(configuration: PostgresConfiguration = PostgresConfiguration()) throws {
         self.configuration = configuration
         self.knownPasswords = configuration.knownPasswords
-        if let connectionString = configuration.connectionString, !connectionString.isEmpty {
-            _ = try ConnectionOptions.parse(connectionString)
-        }
+        try configuration.validate()
         let pairs = configuration.keywordValuePairs
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -61,16 +64,17 @@ public final class PostgresConnection {
         guard PQstatus(connection) == CONNECTION_OK else {
             let reason = String(cString: PQerrorMessage(connection)).trimmingWhitespace()
             PQfinish(connection)
-            // libpq checks some values (a port that is not a number, an unknown sslmode) only
-            // when it connects: those are mistakes in the configuration, not an unreachable server.
-            let isConfiguration = reason.hasPrefix("invalid ") && reason.contains("value")
+            // libpq checks some values (an unknown sslmode) only when it connects: those are
+            // mistakes in the configuration, not an unreachable server.
+            let code = ConnectFailure.code(for: reason)
             throw PostgresError(
-                code: isConfiguration ? .invalidConfiguration : .connectionFailed,
-                message: PasswordRedaction.redact((isConfiguration ? "invalid connection string: " : "could not connect to PostgreSQL: ")
+                code: code,
+                message: PasswordRedaction.redact((code == .invalidConfiguration ? "invalid connection string: " : "could not connect to PostgreSQL: ")
                                                   + Self.oneLine(reason),
                                                   knownPasswords: knownPasswords))
         }
         handle = connection
+        canceller = PostgresCanceller(connection: connection)
         PQsetNoticeProcessor(handle, { context, message in
             guard let context, let message else { return }
             Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
@@ -181,7 +185,7 @@ public final class PostgresConnection {
     @discardableResult
     public func execute(unsafeSQL sql: String) throws -> PostgresRows {
         try Self.refuseNUL(sql: sql, binds: [])
-        return try rows(from: PQexec(handle, sql), sql: sql)
+        return try rows(from: exchange(sending: { PQsendQuery(handle, sql) }, blocking: { PQexec(handle, sql) }), sql: sql)
     }
 
     /// Quotes an identifier with libpq's escaping: `drafts` becomes `"drafts"`.
@@ -213,11 +217,21 @@ public final class PostgresConnection {
         let name = try preparedStatement(key)
         let result: OpaquePointer? = withParameterArrays(binds) { parameters in
             if let name {
-                PQexecPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
-                               parameters.formats, 0)
+                exchange(sending: {
+                    PQsendQueryPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
+                                        parameters.formats, 0)
+                }, blocking: {
+                    PQexecPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
+                                   parameters.formats, 0)
+                })
             } else {
-                PQexecParams(handle, key.sql, parameters.count, key.types, parameters.values, parameters.lengths,
-                             parameters.formats, 0)
+                exchange(sending: {
+                    PQsendQueryParams(handle, key.sql, parameters.count, key.types, parameters.values, parameters.lengths,
+                                      parameters.formats, 0)
+                }, blocking: {
+                    PQexecParams(handle, key.sql, parameters.count, key.types, parameters.values, parameters.lengths,
+                                 parameters.formats, 0)
+                })
             }
         }
         return try rows(from: result, sql: key.sql, binds: binds)
@@ -230,7 +244,9 @@ public final class PostgresConnection {
         guard statementNames.count < Self.statementCacheLimit else { return nil }
         let name = Array("cutover_\(nextStatementNumber)".utf8CString)
         nextStatementNumber += 1
-        _ = try rows(from: PQprepare(handle, name, key.sql, Int32(key.types.count), key.types), sql: key.sql)
+        _ = try rows(from: exchange(sending: { PQsendPrepare(handle, name, key.sql, Int32(key.types.count), key.types) },
+                                    blocking: { PQprepare(handle, name, key.sql, Int32(key.types.count), key.types) }),
+                     sql: key.sql)
         statementNames[key] = name
         return name
     }
@@ -341,7 +357,10 @@ public final class PostgresConnection {
     }
 
     func lastErrorMessage() -> String {
-        redact(String(cString: PQerrorMessage(handle)).trimmingWhitespace())
+        if let limit = responseTimedOut {
+            return "the server did not answer within \(limit); the connection was closed"
+        }
+        return redact(String(cString: PQerrorMessage(handle)).trimmingWhitespace())
     }
 
     private func redact(_ text: String) -> String {

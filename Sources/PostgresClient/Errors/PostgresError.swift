@@ -17,6 +17,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         public static let server = Code(rawValue: "server")
         /// No connection could be established.
         public static let connectionFailed = Code(rawValue: "connectionFailed")
+        /// The server answered but would not let the role in: authentication failed, no such
+        /// role or database, no `pg_hba.conf` entry admits it, or the role may not log in.
+        /// Trying again will not help until the credentials or the server's rules change.
+        public static let accessDenied = Code(rawValue: "accessDenied")
         /// The connection broke while a command that was not a COMMIT was in flight; that
         /// command and its transaction did not commit.
         public static let connectionLost = Code(rawValue: "connectionLost")
@@ -72,7 +76,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
 
     /// True when the connection this error came from can no longer be used.
     public var isConnectionBroken: Bool {
-        code == .connectionLost || code == .outcomeUnknown || code == .connectionFailed
+        code == .connectionLost || code == .outcomeUnknown || code == .connectionFailed || code == .accessDenied
     }
 
     public var description: String {

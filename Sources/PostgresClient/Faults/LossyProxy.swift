@@ -122,7 +122,9 @@ public final class LossyProxy: Sendable {
             let ready = poll(&descriptors, 2, isHolding ? 10 : 1000)
             if ready < 0 && errno != EINTR { return }
             if ready <= 0 { continue }
-            if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            // Held since the poll began: bytes sent after holdClientBytes() stay unread.
+            let isHeldNow = isHoldingClientBytes.withLock { $0 }
+            if !isHeldNow, descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 let count = recv(client, &buffer, buffer.count, 0)
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]

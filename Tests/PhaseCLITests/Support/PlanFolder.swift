@@ -1,0 +1,37 @@
+import Foundation
+
+/// A temporary copy of the reference plan `sql/drafts`, to change for one test; removed with
+/// ``remove()``.
+struct PlanFolder {
+    let url: URL
+    var path: String { url.path }
+
+    /// Copies `sql/drafts` (plan.json and every SQL file) into a new temporary folder.
+    static func copyOfDrafts(_ label: String) throws -> PlanFolder {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in try FileManager.default.contentsOfDirectory(atPath: source.path) where file.hasSuffix(".sql") || file == "plan.json" {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(file), to: folder.appendingPathComponent(file))
+        }
+        return PlanFolder(url: folder)
+    }
+
+    /// The reference plan in the source tree.
+    static var source: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sql/drafts")
+    }
+
+    /// The path of `file` in the folder.
+    func path(_ file: String) -> String { url.appendingPathComponent(file).path }
+
+    /// Rewrites plan.json with `change` applied to its text.
+    func editManifest(_ change: (String) -> String) throws {
+        let manifest = url.appendingPathComponent("plan.json")
+        try change(try String(contentsOf: manifest, encoding: .utf8)).write(to: manifest, atomically: true, encoding: .utf8)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

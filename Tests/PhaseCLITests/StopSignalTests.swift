@@ -1,3 +1,4 @@
+import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
@@ -45,12 +46,43 @@ struct StopSignalTests {
         kill(started.pid, SIGKILL)
         _ = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
         // The server notices the client is gone (client_connection_check_interval) although
-        // the statement would sleep for an hour, and the session's advisory lock goes with it.
+        // the statement would sleep for an hour, and the plan's lease goes with the session.
         #expect(try await Self.isGone(backend, db), "backend \(backend) still there")
-        #expect(try await db.value(Int.self, """
-            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-             WHERE l.locktype = 'advisory' AND d.datname = current_database()
-            """) == 0)
+        #expect(try await db.sql { try RunnerLock.holder(plan: "drafts", on: $0) } == nil)
+        let next = try await db.phase("status")
+        #expect(next.status == 0 && !next.output.contains("runner at work"), "\(next.output)")
+    }
+
+    @Test func aStepStoppedInItsSQLIsRecordedInterruptedAndFinishesWhenRunAgain() async throws {
+        let db = try await WorkflowDatabase.make("stop_in_sql", rows: 5)
+        let folder = try PlanFolder.copyOfDrafts("sleeping-expand")
+        defer { folder.remove() }
+        let expand = try String(contentsOfFile: folder.path("expand.sql"), encoding: .utf8)
+        try ("SELECT pg_sleep(3600);\n" + expand).write(toFile: folder.path("expand.sql"), atomically: true, encoding: .utf8)
+        #expect(try await db.phase(["--plan", folder.path, "init"]).status == 0)
+        let started = try PhaseBinary.start(["--plan", folder.path, "expand"], databaseURL: db.url)
+        _ = try await db.sql { connection -> Int32 in
+            while true {
+                let rows = try connection.query("""
+                    SELECT pid FROM pg_stat_activity
+                     WHERE datname = current_database() AND application_name = 'cutover-phase' AND state = 'active'
+                       AND query LIKE 'SELECT pg_sleep(3600);%'
+                    """)
+                if let row = rows.first { return try row.decode(Int32.self, "pid") }
+            }
+        }
+        kill(started.pid, SIGINT)
+        let run = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(run.status == 130, "\(run.diagnostics)")
+        let outcome = try await db.value(String.self, "SELECT outcome FROM cutover.phase_history WHERE step = 'expand' ORDER BY id DESC LIMIT 1")
+        #expect(outcome == "interrupted")
+        #expect(try await db.phaseName() == "baseline")
+        #expect(try await db.columns() == ["id", "title", "revision"])
+        // The same plan without the sleep finishes it.
+        try expand.write(toFile: folder.path("expand.sql"), atomically: true, encoding: .utf8)
+        let again = try await db.phase(["--plan", folder.path, "expand"])
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(try await db.phaseName() == "expanded")
     }
 
     /// The backend of this database's `phase` session once it runs the sleeping check.

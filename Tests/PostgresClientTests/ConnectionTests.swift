@@ -87,7 +87,6 @@ struct ConnectionTests {
     @Test func aRefusedPortFailsAtOnce() async throws {
         let closed = try LoopbackSocket.refusing()
         let port = closed.port
-        let started = ContinuousClock.now
         let failure = try await onThread { () -> PostgresError? in
             do {
                 _ = try PostgresConnection(configuration: .init(connectionString: "host=127.0.0.1 port=\(port) connect_timeout=30"))
@@ -95,9 +94,10 @@ struct ConnectionTests {
             } catch let error as PostgresError { return error }
         }
         #expect(failure?.code == .connectionFailed)
+        // Refused, not waited out: a timeout would say "timeout expired" after 30 s. (How fast
+        // is not asserted: a loaded machine decides that.)
         #expect(failure?.description.contains("refused") == true)
-        // Far less than the 30 s timeout: a refusal is not waited out.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(failure?.description.contains("timeout expired") == false)
         withExtendedLifetime(closed) {}
     }
 

@@ -58,11 +58,8 @@ struct PostgresDraftStoreTests {
     @Test(.timeLimit(.minutes(1)))
     func aLostReplyToCommitIsOutcomeUnknownAndTheRetryReplays() async throws {
         let direct = try await StoreDatabase.make("store_lost_reply")
-        var components = try #require(URLComponents(string: direct.database.connectionString))
-        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
-        components.host = "127.0.0.1"
-        components.port = proxy.port
-        let viaProxy = PostgresPool(configuration: .init(connectionString: components.string, connectTimeout: .seconds(10)),
+        let (proxy, proxied) = try direct.database.throughLossyProxy()
+        let viaProxy = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)),
                                     maximumConnections: 1)
         let store = try await PostgresDraftStore(pool: viaProxy, outcomeFlushInterval: nil)
         let create = request("create", expected: 0, title: "Plan")
@@ -89,11 +86,8 @@ struct PostgresDraftStoreTests {
     @Test(.timeLimit(.minutes(1)))
     func aSaveIsOneRoundTrip() async throws {
         let direct = try await StoreDatabase.make("store_round_trip")
-        var components = try #require(URLComponents(string: direct.database.connectionString))
-        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
-        components.host = "127.0.0.1"
-        components.port = proxy.port
-        let pool = PostgresPool(configuration: .init(connectionString: components.string), maximumConnections: 1)
+        let (proxy, proxied) = try direct.database.throughLossyProxy()
+        let pool = PostgresPool(configuration: .init(connectionString: proxied), maximumConnections: 1)
         let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
         let writer = ModernDraftAdapter(storage: store)
         // Warm up: connect and prepare the statement.

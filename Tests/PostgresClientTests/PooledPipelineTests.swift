@@ -204,11 +204,8 @@ struct PooledPipelineTests {
     }
 
     private static func poolThroughProxy(to database: TestDatabase) throws -> (PostgresPool, LossyProxy) {
-        var components = try #require(URLComponents(string: database.connectionString))
-        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
-        components.host = "127.0.0.1"
-        components.port = proxy.port
-        let pool = PostgresPool(configuration: .init(connectionString: components.string, connectTimeout: .seconds(10)),
+        let (proxy, proxied) = try database.throughLossyProxy()
+        let pool = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)),
                                 maximumConnections: 1)
         return (pool, proxy)
     }

@@ -58,12 +58,11 @@ public enum RunnerLock {
         let deadline = clock.now + idleHolderGrace
         while true {
             if try take(plan: plan, on: connection) { return }
+            // No holder left means it ended just now: take it again at once, within the grace.
             let holder = try holder(plan: plan, on: connection)
-            guard let holder else { continue }
-            guard try isIdle(pid: holder.pid, on: connection), clock.now < deadline else {
-                throw RunnerLockError.held(by: holder, plan: plan)
-            }
-            Thread.sleep(forTimeInterval: 0.05)
+            let isWorthWaiting = try holder.map { try isIdle(pid: $0.pid, on: connection) } ?? true
+            guard isWorthWaiting, clock.now < deadline else { throw RunnerLockError.held(by: holder, plan: plan) }
+            if holder != nil { Thread.sleep(forTimeInterval: 0.05) }
         }
     }
 

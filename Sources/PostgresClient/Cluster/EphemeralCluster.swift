@@ -41,8 +41,8 @@ public final class EphemeralCluster: Sendable {
     public let port: Int
     /// The superuser's name.
     public let user: String
-    private let password: String
-    private let tools: PostgresTools
+    let password: String
+    let tools: PostgresTools
     private let stopped = StopFlag()
 
     /// The data folder.
@@ -50,7 +50,7 @@ public final class EphemeralCluster: Sendable {
     /// The server's log file.
     public var logFile: String { directory + "/server.log" }
 
-    private init(directory: String, port: Int, user: String, password: String, tools: PostgresTools) {
+    init(directory: String, port: Int, user: String, password: String, tools: PostgresTools) {
         self.directory = directory
         self.port = port
         self.user = user
@@ -144,7 +144,7 @@ public final class EphemeralCluster: Sendable {
                       log: nil, what: "pg_ctl start")
     }
 
-    private static func baseSettings(port: Int, directory: String, options: Options) -> [String: String] {
+    static func baseSettings(port: Int, directory: String, options: Options) -> [String: String] {
         var settings = [
             "listen_addresses": "'127.0.0.1'",
             "port": String(port),
@@ -163,7 +163,7 @@ public final class EphemeralCluster: Sendable {
         return settings
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw EphemeralClusterError(message: "cannot open a socket to find a free port") }
         defer { close(descriptor) }

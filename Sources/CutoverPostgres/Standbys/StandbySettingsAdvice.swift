@@ -35,7 +35,8 @@ public enum StandbySettingsAdvice {
             break
         case .exclusiveLocks:
             if delay >= 0 {
-                warnings.append("the step's DDL takes ACCESS EXCLUSIVE locks, which replay on the standby takes too: a standby query on the table is cancelled once replay has waited \(milliseconds(delay)) (max_standby_streaming_delay); hot_standby_feedback does not prevent lock conflicts; run the step when no long query reads the table on the standby")
+                let when = delay == 0 ? "at once (max_standby_streaming_delay is 0)" : "once replay has waited \(milliseconds(delay)) (max_standby_streaming_delay)"
+                warnings.append("the step's DDL takes ACCESS EXCLUSIVE locks, which replay on the standby takes too: a standby query on the table is cancelled \(when); hot_standby_feedback does not prevent lock conflicts; run the step when no long query reads the table on the standby")
             } else {
                 warnings.append("the step's DDL takes ACCESS EXCLUSIVE locks, which replay on the standby takes too: with max_standby_streaming_delay -1 replay waits for every standby query on the table, so the standby stops replaying (and falls behind) until they end")
             }
@@ -50,7 +51,8 @@ public enum StandbySettingsAdvice {
     }
 
     /// Milliseconds in words, as PostgreSQL's settings show them: `0`, `250ms`, `30s`, `5min`.
-    static func milliseconds(_ value: Int64) -> String {
+    public static func milliseconds(_ value: Int64) -> String {
+        if value < 0 { return "-1" }
         if value == 0 { return "0" }
         if value % 60_000 == 0 { return "\(value / 60_000)min" }
         if value % 1000 == 0 { return "\(value / 1000)s" }

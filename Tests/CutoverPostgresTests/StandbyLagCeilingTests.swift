@@ -8,7 +8,7 @@ import Testing
 
 /// Backfill beside a real hot standby whose replay the test pauses: it waits while the
 /// standby's replay lag is over the ceiling, and goes on without a standby that replays nothing.
-@Suite("Backfill under a replica lag ceiling", .timeLimit(.minutes(3)))
+@Suite("Backfill under a replica lag ceiling", .serialized, .timeLimit(.minutes(3)))
 struct StandbyLagCeilingTests {
     /// What a backfill on its own thread reported.
     private final class Observed: Sendable {
@@ -71,8 +71,10 @@ struct StandbyLagCeilingTests {
     }
 
     /// Starts a backfill of the database at `configuration` on a thread of its own.
-    private func startBackfill(_ configuration: PostgresConfiguration, ceiling: ReplicaLagCeiling,
-                               observed: Observed) throws -> Task<Result<BackfillEngine.Progress, any Error>, Never> {
+    private func startBackfill(_ configuration: PostgresConfiguration, ceiling: ReplicaLagCeiling, observed: Observed,
+                               isStopRequested: @escaping @Sendable () -> Bool = { false })
+        throws -> Task<Result<BackfillEngine.Progress, any Error>, Never>
+    {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         // 40 batches with a rest of 100 ms after each: the backfill lasts well past the ceiling.
@@ -82,7 +84,7 @@ struct StandbyLagCeilingTests {
             do {
                 return .success(try await onThread {
                     let connection = try PostgresConnection(configuration: configuration)
-                    return try engine.run(on: connection, progress: { progress in observed.progress.withLock { $0.append(progress) } },
+                    return try engine.run(on: connection, isStopRequested: isStopRequested, progress: { progress in observed.progress.withLock { $0.append(progress) } },
                                           log: { line in observed.lines.withLock { $0.append(line) } })
                 })
             } catch {
@@ -144,5 +146,27 @@ struct StandbyLagCeilingTests {
         #expect(final.replicaWaits >= 1)
         let lines = observed.lines.withLock { $0 }
         #expect(lines.contains { $0.contains("has replayed nothing for") && $0.contains("backfill goes on without waiting for it") }, "\(lines)")
+    }
+
+    @Test func aStopRequestedWhileWaitingForAStandbyStopsTheBackfillWithItsCursorSaved() async throws {
+        let (primary, standby, configuration) = try await pausedStandby("lag_stop")
+        defer { standby.stop(); primary.stop() }
+        let ceiling = ReplicaLagCeiling(maximum: .seconds(1), noticeInterval: .seconds(2), pollInterval: .milliseconds(100))
+        let observed = Observed()
+        let stop = Mutex(false)
+        let backfill = try startBackfill(configuration, ceiling: ceiling, observed: observed, isStopRequested: { stop.withLock { $0 } })
+        #expect(try await waitForLine("backfill waits for standby", in: observed))
+        stop.withLock { $0 = true }
+        let result = await backfill.value
+        guard case .failure(let error) = result, case BackfillError.stopped(let converted)? = error as? BackfillError else {
+            Issue.record("the backfill did not stop as asked: \(result)")
+            return
+        }
+        #expect(converted > 0 && converted < 2000)
+        let saved = try await onThread {
+            try PostgresConnection(configuration: configuration).query("SELECT backfill_converted FROM cutover.migration_state")[0]
+                .decode(Int64.self, "backfill_converted")
+        }
+        #expect(saved == converted)
     }
 }

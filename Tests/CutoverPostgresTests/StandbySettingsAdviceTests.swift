@@ -6,7 +6,7 @@ import Testing
 @Suite("Standby settings advice")
 struct StandbySettingsAdviceTests {
     private func standby(feedback: Bool, delay: Int64) -> StandbyInspection {
-        StandbyInspection(name: "10.0.0.7:5432", systemIdentifier: "7", isInRecovery: true, receiverApplicationName: "replica-a",
+        StandbyInspection(name: "10.0.0.7:5432", serverAddress: "10.0.0.7", systemIdentifier: "7", isInRecovery: true, receiverApplicationName: "replica-a",
                           isReceiverNameRead: true, sender: nil, replayPosition: nil, isReplayPaused: false,
                           hotStandbyFeedback: feedback, maxStandbyStreamingDelay: delay, maxStandbyArchiveDelay: 30_000,
                           conflicts: .init(snapshot: 3, lock: 1, bufferPin: 0, deadlock: 0, tablespace: 0))

@@ -25,6 +25,8 @@ public struct StandbyInspection: Sendable, Equatable {
     /// Its address as the standby gives it (`host:port`), else the connection string without
     /// password.
     public var name: String
+    /// The address the session reached it at (`inet_server_addr()`), nil over a Unix socket.
+    public var serverAddress: String?
     /// Its system identifier from `pg_control_system()`; a standby of the primary has the
     /// primary's.
     public var systemIdentifier: String
@@ -57,7 +59,7 @@ public struct StandbyInspection: Sendable, Equatable {
         let row = try connection.query("""
             SELECT (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
                    pg_is_in_recovery() AS in_recovery,
-                   host(inet_server_addr()) || ':' || inet_server_port() AS address,
+                   host(inet_server_addr()) || ':' || inet_server_port() AS address, host(inet_server_addr()) AS server_addr,
                    current_setting('cluster_name') AS cluster_name,
                    current_setting('hot_standby_feedback')::bool AS feedback,
                    (SELECT setting::int8 FROM pg_settings WHERE name = 'max_standby_streaming_delay') AS streaming_delay,
@@ -75,6 +77,7 @@ public struct StandbyInspection: Sendable, Equatable {
         let readName = conninfo.flatMap { Self.keyword("application_name", in: $0) }
         return StandbyInspection(
             name: try row.decode(String?.self, "address") ?? fallbackName,
+            serverAddress: try row.decode(String?.self, "server_addr"),
             systemIdentifier: try row.decode(String.self, "system_identifier"),
             isInRecovery: try row.decode(Bool.self, "in_recovery"),
             receiverApplicationName: readName ?? (clusterName.isEmpty ? "walreceiver" : clusterName),

@@ -6,9 +6,11 @@ import PostgresClient
 /// an open session on each standby that could be inspected.
 ///
 /// A listed standby is matched to a reported one by the `application_name` its WAL receiver
-/// gives the upstream, when exactly one reported standby carries it; two standbys with the same
-/// name cannot be told apart from the primary (the primary knows only the address and the name
-/// of its senders' clients), so the note says to give each its own `application_name`. A
+/// gives the upstream, when exactly one reported standby carries it; when several do, by the
+/// address too, if that leaves one (a standby reached at the address it streams from). Two
+/// standbys that still cannot be told apart (the primary knows only the address and the name of
+/// its senders' clients) are left unmatched, and the note says to give each its own
+/// `application_name`. A
 /// listed server is trusted as a standby of this primary only when it is in recovery and its
 /// system identifier is the primary's.
 public final class StandbySurvey {
@@ -63,8 +65,16 @@ public final class StandbySurvey {
         var matched = Set<Int>()
         for index in listed.indices {
             guard let inspection = listed[index].node.inspection, listed[index].node.problem == nil else { continue }
-            let candidates = reported.indices.filter {
+            var candidates = reported.indices.filter {
                 reported[$0].applicationName == inspection.receiverApplicationName && !matched.contains($0)
+            }
+            var how = ""
+            if candidates.count > 1 {
+                let atAddress = candidates.filter { reported[$0].clientAddress == inspection.serverAddress }
+                if atAddress.count == 1 {
+                    candidates = atAddress
+                    how = " and its address"
+                }
             }
             let named = "application_name '\(inspection.receiverApplicationName)'"
                 + (inspection.isReceiverNameRead ? "" : " (inferred: reading primary_conninfo needs pg_read_all_stats)")
@@ -72,7 +82,7 @@ public final class StandbySurvey {
             case 1:
                 matched.insert(candidates[0])
                 listed[index].node.reported = reported[candidates[0]]
-                listed[index].node.matchNote = "matched by its \(named)"
+                listed[index].node.matchNote = "matched by its \(named)\(how)"
             case 0:
                 listed[index].node.matchNote = "not reported by the primary or a listed standby under its \(named): is it streaming?"
             default:

@@ -112,7 +112,7 @@ struct StandbyLagCeilingTests {
         let waited = try await waitForLine("backfill waits for standby standby_", in: observed)
         #expect(waited, "the backfill never said it waits: \(observed.lines.withLock { $0 })")
         try await onThread {
-            try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()")
+            _ = try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()")
         }
         let final = try await backfill.value.get()
 

@@ -24,7 +24,9 @@ struct StandbyWorkflowTests {
                       FROM generate_series(1, 300) AS n
                     """)
             }
-            let standby = try await primary.startStandby(settings: ["hot_standby_feedback": "off", "max_standby_streaming_delay": "0"])
+            // Replies every second, so that the primary hears of replay soon after it resumes.
+            let standby = try await primary.startStandby(settings: ["hot_standby_feedback": "off", "max_standby_streaming_delay": "0",
+                                                                    "wal_receiver_status_interval": "1s"])
             return (primary, standby)
         } catch {
             primary.stop()
@@ -68,8 +70,22 @@ struct StandbyWorkflowTests {
         #expect(check.output.contains("recovery conflicts: snapshot 0, lock 0, buffer pin 0, deadlock 0, tablespace 0"), "\(check.output)")
         let password = try #require(URLComponents(string: standbyURL)?.password)
         #expect(!check.diagnostics.contains(password) && !check.output.contains(password), "no password is printed")
-        let backfill = try await phase("backfill")
+        // With the standby's replay paused, backfill waits under its ceiling and says so on
+        // standard error; it finishes once replay resumes.
+        try await onThread { _ = try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_pause()") }
+        let started = try await onThread {
+            try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "100ms", "--max-replica-lag", "1s"], databaseURL: url)
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try !String(contentsOf: started.diagnostics, encoding: .utf8).contains("backfill waits for standby \(name) (127.0.0.1): replay lag "),
+              ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await onThread { _ = try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()") }
+        let backfill = try await onThread { try PhaseBinary.finish(started) }
         #expect(backfill.status == 0, "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("backfill waits for standby \(name) (127.0.0.1): replay lag "), "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains(") is over the ceiling of 1.0s"), "\(backfill.diagnostics)")
 
         // status and readers show the standby, reported by the primary and matched to the one listed.
         try await onThread {
@@ -126,7 +142,7 @@ struct StandbyWorkflowTests {
 
         // With the reader gone and the standby inspected, contract runs.
         try await onThread {
-            try ReaderRegistry.leave(instanceID: "reports-1", token: token,
+            _ = try ReaderRegistry.leave(instanceID: "reports-1", token: token,
                                      on: try PostgresConnection(configuration: primary.configuration(database: "app")))
         }
         let contract = try await phase("contract", "--yes", "--window", "0s", "--standby", standbyURL)

@@ -118,6 +118,14 @@ struct StandbyWorkflowTests {
         #expect(unlisted.status == 3)
         #expect(unlisted.output.contains("FAILED every standby inspected: expected every reported or listed standby inspected, observed \(name) (127.0.0.1) reported by the primary but not inspected"),
                 "\(unlisted.output)")
+        // A listed server that is no standby of this primary, or that cannot be reached, is a
+        // finding too: its sessions cannot be trusted or seen.
+        let wrong = try await phase("check", "contract", "--standby", standbyURL, "--standby", url, "--standby", "postgresql://127.0.0.1:1/app")
+        #expect(wrong.status == 3)
+        #expect(wrong.output.contains("FAILED every standby inspected"), "\(wrong.output)")
+        #expect(wrong.output.contains("127.0.0.1:\(primary.port) is not in recovery: it was promoted, or it is a primary"), "\(wrong.output)")
+        #expect(wrong.output.contains("postgresql://127.0.0.1:1/app cannot connect: "), "\(wrong.output)")
+        #expect(wrong.output.contains("; listed as \(listed), matched by its application_name '\(name)'"), "\(wrong.output)")
         let allowed = try await phase("check", "contract", "--allow-uninspected-standby", name)
         #expect(allowed.output.contains("ok     every standby inspected: expected every reported or listed standby inspected, observed 0 inspected; allowed uninspected: \(name) (127.0.0.1)"),
                 "\(allowed.output)")

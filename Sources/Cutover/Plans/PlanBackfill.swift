@@ -17,4 +17,8 @@ public struct PlanBackfill: Sendable, Hashable {
     /// the manifest says otherwise. 0.25 rests a quarter of each batch's time, so the backfill
     /// takes about 1.25 times as long and leaves that room to the live load.
     public let niceRatio: Double
+
+    /// The most replay lag a standby may have when a batch starts: `maxReplicaLag`, a duration
+    /// like `"10s"`, 10 s unless the manifest says otherwise (see ``PlanLimits/defaultMaximumReplicaLag``).
+    public let maximumReplicaLag: Duration
 }

@@ -48,4 +48,9 @@ public enum PlanLimits {
 
     /// The nice ratio when the backfill step names none: no pause.
     public static let defaultNiceRatio = 0.0
+
+    /// The standby replay lag a backfill batch may start with when the backfill step names
+    /// none: 10 s, a third of PostgreSQL's default `max_standby_streaming_delay`, so that a
+    /// standby query that conflicts with replay keeps most of its grace.
+    public static let defaultMaximumReplicaLag: Duration = .seconds(10)
 }

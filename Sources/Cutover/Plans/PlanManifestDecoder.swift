@@ -81,7 +81,8 @@ enum PlanManifestDecoder {
                 batchSize: try object.optional("batchSize")?.integer(in: PlanLimits.batchSize)
                     ?? PlanLimits.defaultBatchSize,
                 niceRatio: try object.optional("niceRatio")?.number(in: PlanLimits.niceRatio)
-                    ?? PlanLimits.defaultNiceRatio
+                    ?? PlanLimits.defaultNiceRatio,
+                maximumReplicaLag: try object.optional("maxReplicaLag").map(duration) ?? PlanLimits.defaultMaximumReplicaLag
             )
         }
         return PlanStep(

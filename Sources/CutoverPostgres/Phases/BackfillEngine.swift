@@ -28,21 +28,28 @@ public struct BackfillEngine: Sendable {
         public var lockTimeout: Duration
         /// Passes over the table before giving up on rows that stay locked.
         public var maximumPasses: Int
+        /// The standbys' replay lag a batch may start with; nil does not look at standbys.
+        public var replicaLag: ReplicaLagCeiling?
 
-        /// 1,000 rows a batch, no pause, 500 ms lock timeout, 20 passes.
+        /// 1,000 rows a batch, no pause, 500 ms lock timeout, 20 passes, standbys kept under
+        /// 10 s of replay lag.
         public init(batchSize: Int = 1000, batchDelay: Duration = .zero, niceRatio: Double = 0,
-                    lockTimeout: Duration = .milliseconds(500), maximumPasses: Int = 20) {
+                    lockTimeout: Duration = .milliseconds(500), maximumPasses: Int = 20,
+                    replicaLag: ReplicaLagCeiling? = ReplicaLagCeiling()) {
             precondition(niceRatio >= 0 && niceRatio.isFinite, "a nice ratio is a finite fraction, 0 or more")
             self.batchSize = batchSize
             self.batchDelay = batchDelay
             self.niceRatio = niceRatio
             self.lockTimeout = lockTimeout
             self.maximumPasses = maximumPasses
+            self.replicaLag = replicaLag
         }
 
-        /// The pace a plan's backfill step sets: its batch size and nice ratio, the rest default.
+        /// The pace a plan's backfill step sets: its batch size, nice ratio and replica lag
+        /// ceiling, the rest default.
         public init(plan backfill: PlanBackfill) {
-            self.init(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio)
+            self.init(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio,
+                      replicaLag: ReplicaLagCeiling(maximum: backfill.maximumReplicaLag))
         }
 
         /// The pause after a batch that took `batchTime`: ``batchDelay`` plus ``niceRatio`` of it.
@@ -63,6 +70,18 @@ public struct BackfillEngine: Sendable {
         public var pass: Int
         /// Time spent pausing between batches in this run (``Options/batchDelay`` and ``Options/niceRatio``).
         public var paused: Duration = .zero
+        /// Batches that waited for a standby to replay before they started, in this run.
+        public var replicaWaits: Int = 0
+        /// Time spent waiting for standbys in this run.
+        public var replicaWaited: Duration = .zero
+        /// The largest standby replay lag when the last batch started, nil without a ceiling
+        /// or a standby.
+        public var replicaLagAtStart: Duration?
+        /// The largest standby replay lag measured just after the last batch.
+        public var replicaLagAfter: Duration?
+        /// The time from measuring the lag before the last batch to measuring it after: the
+        /// most the lag can have grown by during the batch.
+        public var lastBatchSpan: Duration = .zero
     }
 
     /// The plan whose state holds the cursor.
@@ -93,10 +112,12 @@ public struct BackfillEngine: Sendable {
     ///   - isStopRequested: asked before every batch; when true the engine stops there, its
     ///     cursor saved with the last batch, and throws ``BackfillError/stopped(converted:)``.
     ///   - progress: called after every batch.
+    ///   - log: hears when the backfill waits for a standby (at most once per
+    ///     ``ReplicaLagCeiling/noticeInterval``) and what happens to standbys it waits for.
     /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass.
     @discardableResult
     public func run(on connection: PostgresConnection, isStopRequested: @Sendable () -> Bool = { false },
-                    progress: (Progress) -> Void = { _ in }) throws -> Progress {
+                    progress: (Progress) -> Void = { _ in }, log: @escaping (String) -> Void = { _ in }) throws -> Progress {
         let state = try connection.query("""
             SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = \(plan)
             """)
@@ -106,11 +127,26 @@ public struct BackfillEngine: Sendable {
         current.total = current.converted + (try remaining(on: connection))
         progress(current)
         let clock = ContinuousClock()
+        let monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
         while true {
             if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
+            var measuredAt: ContinuousClock.Instant?
+            if let monitor {
+                let wait = try monitor.waitUnderCeiling(on: connection, converted: current.converted, isStopRequested: isStopRequested)
+                measuredAt = monitor.measuredAt
+                if let waited = wait.waited {
+                    current.replicaWaits += 1
+                    current.replicaWaited += waited
+                }
+                current.replicaLagAtStart = wait.lags.map(\.lag).max()
+            }
             let began = clock.now
             let batch = try runBatch(after: cursor, on: connection)
             let pause = options.pause(after: clock.now - began)
+            if let monitor {
+                current.replicaLagAfter = try monitor.measure(on: connection).map(\.lag).max()
+                if let before = measuredAt, let after = monitor.measuredAt { current.lastBatchSpan = after - before }
+            }
             current.batches += 1
             current.converted += batch.converted
             cursor = batch.lastKey

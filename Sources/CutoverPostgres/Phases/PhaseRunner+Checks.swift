@@ -24,7 +24,9 @@ extension PhaseRunner {
             results += try planChecks(.backfill)
         case .contract:
             results.append(try modernWriterWindow(state))
-            results.append(try readOnly(noLegacySessions))
+            let standbys = try surveyStandbys()
+            results.append(try readOnly { try noLegacySessions(on: $0, standbys: standbys) })
+            results.append(standbysInspected(standbys))
             results.append(try readOnly(noLiveReaderNeedsV1))
             results.append(try readOnly(noRecentLegacyWrites))
             results.append(try noV1OnlyRows())
@@ -203,8 +205,9 @@ extension PhaseRunner {
                             message: "wait until the modern writer has run for the whole window")
     }
 
-    /// No session whose application_name matches the plan's legacy pattern is connected.
-    func noLegacySessions(on session: PostgresConnection) throws -> CheckOutcome {
+    /// No session whose application_name matches the plan's legacy pattern is connected, to the
+    /// primary or to any inspected standby.
+    func noLegacySessions(on session: PostgresConnection, standbys: StandbySurvey) throws -> CheckOutcome {
         guard let pattern = plan.legacyApplicationPattern else {
             return CheckOutcome(name: "no legacy session connected", isPassed: true, observed: "no pattern in the plan",
                                 expected: "none connected", message: "")
@@ -215,6 +218,7 @@ extension PhaseRunner {
                AND application_name LIKE \(pattern)
              ORDER BY pid
             """).map { "pid \(try $0.decode(Int32.self, "pid")) (\(try $0.decode(String.self, "application_name")))" }
+            + (try legacySessions(matching: pattern, on: standbys))
         return CheckOutcome(name: "no legacy session connected", isPassed: sessions.isEmpty,
                             observed: sessions.isEmpty ? "none" : "\(sessions.count) connected: " + sessions.joined(separator: ", "),
                             expected: "none connected matching '\(pattern)'",

@@ -33,6 +33,8 @@ public final class PhaseRunner {
         /// Whether the operator asked the command to stop (a signal): a step stops at the next
         /// file or backfill batch, and an attempt that ends because of it is recorded interrupted.
         public var isStopRequested: @Sendable () -> Bool
+        /// The standbys listed by the operator, and those contract may run beside uninspected.
+        public var standbys = StandbyOptions()
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
@@ -277,7 +279,7 @@ public final class PhaseRunner {
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
         let engine = BackfillEngine(plan: plan.name, batchSQL: source.text(backfill.batch.path),
                                     remainingSQL: source.text(backfill.remaining.path), options: engineOptions)
-        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress)
+        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress, log: log)
     }
 
     /// Applies `files` in order, skipping those already applied with the same checksum, each

@@ -6,11 +6,12 @@ import PostgresClient
 extension PhaseCommand {
     func readers() async throws -> ExitCode {
         let staleAfter = parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter
-        let readers = try await withRunner { runner -> [ReaderInstance] in
+        let result = try await withRunner { runner -> ReadersResult in
             try ControlSchema.verify(on: runner.connection)
-            return try ReaderRegistry.list(staleAfter: staleAfter, on: runner.connection)
+            return ReadersResult(readers: try ReaderRegistry.list(staleAfter: staleAfter, on: runner.connection),
+                                 standbys: try runner.standbyOverview(before: nil))
         }
-        console.printResult(ReadersResult(readers: readers), format: format)
+        console.printResult(result, format: format)
         return .done
     }
 
@@ -80,19 +81,26 @@ private func escapedForTerminal(_ text: String) -> String {
 
 struct ReadersResult: CommandResult {
     let readers: [ReaderInstance]
+    let standbys: StandbyOverview
 
     var text: String {
-        guard !readers.isEmpty else { return "no reader registered" }
         let formatter = ISO8601DateFormatter()
-        return readers.map {
+        let registered = readers.isEmpty ? ["no reader registered"] : readers.map {
             "\($0.isLive ? "live " : "stale") \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
                 + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
                 + "  last seen \(formatter.string(from: $0.lastSeenAt))"
-        }.joined(separator: "\n")
+        }
+        // Without standbys the listing stays one line per reader, as scripts read it.
+        let standbyLines = standbys.nodes.isEmpty && standbys.warnings.isEmpty ? [] : StandbyText.lines(standbys)
+        return (registered + standbyLines).joined(separator: "\n")
     }
 
 
     var json: JSONResult {
+        ["readers": readersJSON, "standbys": StandbyText.json(standbys)]
+    }
+
+    private var readersJSON: JSONResult {
         .array(readers.map {
             ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
              "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),

@@ -5,7 +5,10 @@ import PostgresClient
 
 extension PhaseCommand {
     func status() async throws -> ExitCode {
-        let result = try await withRunner { runner in StatusResult(try runner.status()) }
+        let result = try await withRunner { runner in
+            let status = try runner.status()
+            return StatusResult(status, standbys: try runner.standbyOverview(before: status.nextStep))
+        }
         console.printResult(result, format: format)
         return .done
     }
@@ -18,14 +21,15 @@ extension PhaseCommand {
             switch chosen {
             case nil:
                 guard let next = PhaseMachine.nextStep(from: state.phase) else {
-                    return ChecksResult(step: "none", phase: state.phase, checks: [], refusal: "the plan is contracted; no step remains")
+                    return ChecksResult(step: "none", phase: state.phase, checks: [], refusal: "the plan is contracted; no step remains",
+                                        standbys: nil)
                 }
                 step = next
             case "rollback":
                 do {
                     step = try PhaseMachine.rollbackStep(from: state.phase)
                 } catch {
-                    return ChecksResult(step: "rollback", phase: state.phase, checks: [], refusal: "\(error)")
+                    return ChecksResult(step: "rollback", phase: state.phase, checks: [], refusal: "\(error)", standbys: nil)
                 }
             case "switch-legacy": step = .switchLegacy
             case "switch": step = .switchModern
@@ -40,7 +44,7 @@ extension PhaseCommand {
                 refusal = error.reason ?? error.description
             }
             return ChecksResult(step: step.name, phase: state.phase, checks: try runner.checks(before: step, state: state),
-                                refusal: refusal)
+                                refusal: refusal, standbys: try runner.standbyOverview(before: step))
         }
         console.printResult(result, format: format)
         return result.refusal == nil && result.checks.allSatisfy { $0.isPassed } ? .done : .refused

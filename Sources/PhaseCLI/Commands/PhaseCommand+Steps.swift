@@ -60,6 +60,7 @@ extension PhaseCommand {
         if let batchSize = parsed[PhaseCommandTree.batchSize] { pace.batchSize = batchSize }
         if let niceRatio = parsed[PhaseCommandTree.niceRatio] { pace.niceRatio = niceRatio }
         pace.batchDelay = parsed[PhaseCommandTree.batchDelay] ?? .zero
+        if let lag = parsed[PhaseCommandTree.maxReplicaLag] { pace.replicaLag = ReplicaLagCeiling(maximum: lag) }
         pace.lockTimeout = options.sql.lockTimeout
         options.backfill = pace
         let reporter = console.progress(label: "backfill", total: nil, isQuiet: isQuiet)

@@ -132,6 +132,21 @@ public enum PhaseCommandTree {
         "neighbour", type: .choice(SoakNeighbour.self), valueName: "kind", isRepeatable: true,
         help: "A hostile neighbour to run beside the fleet, repeatable: forge-notify sends forged and garbage notifications on the fleet's channel at random moments; squat is a role with the application's grants that holds the old runner lock and tries to take or forge the runner's lease, the writer path, the history, the outcome counts, the ledger and other instances' registrations.")
 
+    /// `--standby`
+    public static let standby = Option(
+        "standby", type: .string, valueName: "url", isRepeatable: true,
+        help: "A standby of the database to inspect, repeatable: its sessions count for contract's checks and its lag and settings are shown; CUTOVER_STANDBY_URLS lists URIs separated by spaces when none is given.")
+    /// `--allow-uninspected-standby`
+    public static let allowUninspectedStandby = Option(
+        "allow-uninspected-standby", type: .string, valueName: "name", isRepeatable: true,
+        help: "A standby the primary reports, by application name or address, that contract may run beside without inspecting its sessions, repeatable.")
+    /// `--max-replica-lag`
+    public static let maxReplicaLag = Option(
+        "max-replica-lag", type: .duration(in: .zero ... .seconds(3600)), valueName: "duration",
+        help: "Wait before a batch while a standby's replay lag is over this; the plan's ceiling (10s for drafts) when omitted.")
+    /// The options that name standbys.
+    static let standbyOptions: [any CommandParameter] = [standby, allowUninspectedStandby]
+
     static let stepOptions: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
 
     /// The whole tree.
@@ -152,10 +167,11 @@ public enum PhaseCommandTree {
         subcommands: [
             CommandSpec("init", abstract: "Install or upgrade the control schema and start tracking the plan.",
                         parameters: [dryRun]),
-            CommandSpec("status", abstract: "Show the phase, the writer path, the epoch, each step and the next step's checks."),
+            CommandSpec("status", abstract: "Show the phase, the writer path, the epoch, each step and the next step's checks.",
+                        parameters: standbyOptions),
             CommandSpec("plan", abstract: "Show the plan's steps, their SQL and the locks they take; changes nothing."),
             CommandSpec("check", abstract: "Run a step's checks without running the step; changes nothing.",
-                        parameters: [step]),
+                        parameters: [step] + standbyOptions),
             CommandSpec("expand", abstract: "Add the modern representation next to the legacy one.",
                         discussion: "Old application versions keep working; their writes are mirrored into the modern representation.",
                         parameters: stepOptions),
@@ -164,17 +180,17 @@ public enum PhaseCommandTree {
                         parameters: [path, forceReaders, readerTimeout] + stepOptions),
             CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
                         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
-                        parameters: [batchSize, niceRatio, batchDelay] + stepOptions),
+                        parameters: [batchSize, niceRatio, batchDelay, maxReplicaLag] + stepOptions),
             CommandSpec("contract", abstract: "Remove the legacy representation. This cannot be undone.",
-                        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected, no live reader that reads only v1, and no legacy write within the window.",
-                        parameters: [window, yes, readerTimeout] + stepOptions),
+                        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected to the primary or an inspected standby, every standby the primary reports inspected, no live reader that reads only v1, and no legacy write within the window.",
+                        parameters: [window, yes, readerTimeout] + standbyOptions + stepOptions),
             CommandSpec("rollback", abstract: "Undo the step you name: the switch, expand, or a contract stopped half way.",
                         discussion: "Run again after it happened (a lost reply, a second operator), it reports the rollback done and changes nothing. Once contract has run its last file, nothing can be rolled back.",
                         parameters: [rollbackStep] + stepOptions),
             CommandSpec("history", abstract: "List the steps attempted, refused, failed and interrupted ones included.",
                         parameters: [limit]),
             CommandSpec("readers", abstract: "List the registered application instances and the formats their readers understand.",
-                        parameters: [readerTimeout]),
+                        parameters: [readerTimeout] + standbyOptions),
             CommandSpec("observe", abstract: "Judge the modern path's outcome rates against rollback thresholds.",
                         discussion: "Reads per-path outcome counts from the outcome log. Exits 3 when a threshold is crossed, unless --auto-rollback switched back to legacy.",
                         parameters: [observeWindow, maxErrorRate, maxConflictRatio, minSaves, autoRollback, follow, interval]),

@@ -144,10 +144,12 @@ struct PhaseCommand: Sendable {
             statementTimeout: parsed[PhaseCommandTree.statementTimeout] ?? .seconds(600),
             maximumAttempts: (parsed[PhaseCommandTree.maxRetries] ?? 30) + 1,
             maximumBackoff: parsed[PhaseCommandTree.maxBackoff] ?? .seconds(5))
-        return PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
-                                   modernWriterWindow: parsed[PhaseCommandTree.window],
-                                   readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter,
-                                   isStopRequested: { StopSignals.shared.isStopRequested })
+        var options = PhaseRunner.Options(sql: sql, backfill: nil, forceReaders: parsed[PhaseCommandTree.forceReaders],
+                                          modernWriterWindow: parsed[PhaseCommandTree.window],
+                                          readerStaleAfter: parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter,
+                                          isStopRequested: { StopSignals.shared.isStopRequested })
+        options.standbys = standbyOptions
+        return options
     }
 
     /// Notes to standard error, unless quiet.

@@ -112,8 +112,12 @@ struct DryRunResult: CommandResult {
 
 struct StatusResult: CommandResult {
     let status: PhaseStatus
+    let standbys: StandbyOverview
 
-    init(_ status: PhaseStatus) { self.status = status }
+    init(_ status: PhaseStatus, standbys: StandbyOverview) {
+        self.status = status
+        self.standbys = standbys
+    }
 
     var text: String {
         let state = status.state
@@ -122,6 +126,7 @@ struct StatusResult: CommandResult {
         out.append("steps:")
         out += status.steps.map { "  \($0.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \($0.state)" }
         out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted")
+        out += StandbyText.lines(standbys)
         for attempt in status.unfinished {
             out.append("\(status.lockHolder == nil ? "interrupted" : "running"): \(attempt.step), started \(attempt.startedAt) by \(attempt.osUser)"
                        + (status.lockHolder == nil ? "; run it again to finish it" : ""))
@@ -155,6 +160,7 @@ struct StatusResult: CommandResult {
             "halfDone": status.halfDone.map { ["step": .string($0.stopped.name), "undo": .string($0.step.name),
                                                "appliedFiles": .array($0.appliedFiles.map(JSONResult.string))] } ?? .null,
             "rollbackCommand": Self.rollbackCommand(status).map(JSONResult.string) ?? .null,
+            "standbys": StandbyText.json(standbys), "standbyWarnings": .array(standbys.warnings.map(JSONResult.string)),
         ]
     }
 
@@ -179,11 +185,14 @@ struct ChecksResult: CommandResult {
     let phase: MigrationPhase
     let checks: [CheckOutcome]
     let refusal: String?
+    /// The standbys, and the warnings for the step; nil when no step was checked.
+    let standbys: StandbyOverview?
 
     var text: String {
         var out = ["checks before \(step) (phase \(phase)):"]
         if let refusal { out.append("  refused: \(refusal)") }
         out += lines(checks)
+        if let standbys { out += StandbyText.lines(standbys) }
         let failed = checks.filter { !$0.isPassed }.count
         if refusal != nil {
             out.append("the step cannot run from this phase")
@@ -195,7 +204,9 @@ struct ChecksResult: CommandResult {
 
     var json: JSONResult {
         ["step": .string(step), "phase": .string(phase.rawValue), "refusal": refusal.map(JSONResult.string) ?? .null,
-         "checks": .array(checks.map(checkJSON)), "ok": .bool(refusal == nil && checks.allSatisfy(\.isPassed))]
+         "checks": .array(checks.map(checkJSON)), "ok": .bool(refusal == nil && checks.allSatisfy(\.isPassed)),
+         "standbys": standbys.map(StandbyText.json) ?? .array([]),
+         "warnings": .array((standbys?.warnings ?? []).map(JSONResult.string))]
     }
 }
 
@@ -221,6 +232,7 @@ struct PlanResult: CommandResult {
                 out.append(backfill.niceRatio > 0
                     ? "  nice ratio \(ratio): after each batch, a pause of \(ratio) times the batch's own time"
                     : "  nice ratio 0: no pause between batches")
+                out.append("  replica lag ceiling \(DurationText.format(backfill.maximumReplicaLag)): no batch starts while a standby replays further behind")
             }
             for check in step.checks { out.append("  check \(check.name): \(check.expectation)") }
             if step.kind == .contract { out.append("  irreversible") }
@@ -240,7 +252,8 @@ struct PlanResult: CommandResult {
                  "revert": .array(step.revert.map { .string($0.path) }),
                  "backfill": step.backfill.map { backfill in
                      ["batch": .string(backfill.batch.path), "remaining": .string(backfill.remaining.path),
-                      "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio)]
+                      "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio),
+                      "replicaLagCeiling": .string(DurationText.format(backfill.maximumReplicaLag))]
                  } ?? .null,
                  "checks": .array(step.checks.map { ["name": .string($0.name), "expect": .string($0.expectation.description)] })]
             }),

@@ -56,7 +56,7 @@ struct PlanManifestRefusalTests {
                 #"steps[1]: expected only the keys kind, checks; found unknown key "apply""#),
         Refusal("revert on backfill", replacing: #""kind": "backfill","#,
                 with: #""kind": "backfill", "revert": ["undo.sql"],"#,
-                #"steps[2]: expected only the keys kind, batch, remaining, batchSize, niceRatio, checks; found unknown key "revert""#),
+                #"steps[2]: expected only the keys kind, batch, remaining, batchSize, niceRatio, maxReplicaLag, checks; found unknown key "revert""#),
         Refusal("no backfill step", replacing: #"{"kind": "backfill", "batch": "backfill_batch.sql", "remaining": "backfill_remaining.sql", "batchSize": 1000},"#,
                 with: "", "steps: expected a backfill step; found none"),
         Refusal("an unknown key in a file object", replacing: #""transaction": false}"#,

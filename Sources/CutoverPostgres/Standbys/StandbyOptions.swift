@@ -1,0 +1,39 @@
+import Foundation
+import PostgresClient
+
+/// The standbys an operator names, and the reported standbys contract may go on without.
+///
+/// Cutover finds standbys in two ways: the primary reports every standby that streams from it
+/// in `pg_stat_replication`, and the operator lists the standbys it can connect to (`--standby
+/// URL`, repeatable, or ``environmentVariable``). Only a listed standby can be inspected: its
+/// sessions, its settings and its recovery conflicts are read on it. A standby the primary
+/// reports that no listed standby matches is a finding of its own, and contract refuses to run
+/// beside it unless the operator names it in ``uninspectedAllowed``.
+public struct StandbyOptions: Sendable {
+    /// The variable that lists standby URIs, separated by white space, when no `--standby` is given.
+    public static let environmentVariable = "CUTOVER_STANDBY_URLS"
+
+    /// How to reach each listed standby.
+    public var listed: [PostgresConfiguration]
+    /// Reported standbys contract may run beside without inspecting them, each named by its
+    /// `application_name`, its client address or (for a listed one) its name.
+    public var uninspectedAllowed: [String]
+    /// Opens a session on a listed standby.
+    public var connect: @Sendable (PostgresConfiguration) throws -> PostgresConnection
+
+    /// Standbys to inspect, and those that may go uninspected.
+    public init(listed: [PostgresConfiguration] = [], uninspectedAllowed: [String] = [],
+                connect: @escaping @Sendable (PostgresConfiguration) throws -> PostgresConnection = {
+                    try PostgresConnection(configuration: $0)
+                }) {
+        self.listed = listed
+        self.uninspectedAllowed = uninspectedAllowed
+        self.connect = connect
+    }
+
+    /// The URIs in the value of ``environmentVariable``: separated by spaces, tabs or line feeds
+    /// (a URI holds none; a keyword/value string, which does, goes in `--standby`).
+    public static func urls(inEnvironmentValue value: String) -> [String] {
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).map(String.init)
+    }
+}

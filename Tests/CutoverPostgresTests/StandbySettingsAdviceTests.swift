@@ -1,0 +1,53 @@
+@testable import CutoverPostgres
+import Testing
+
+/// The warnings `phase check` gives about a standby's settings, case by case, and the small
+/// readings they rest on.
+@Suite("Standby settings advice")
+struct StandbySettingsAdviceTests {
+    private func standby(feedback: Bool, delay: Int64) -> StandbyInspection {
+        StandbyInspection(name: "10.0.0.7:5432", serverAddress: "10.0.0.7", systemIdentifier: "7", isInRecovery: true, receiverApplicationName: "replica-a",
+                          isReceiverNameRead: true, sender: nil, replayPosition: nil, isReplayPaused: false,
+                          hotStandbyFeedback: feedback, maxStandbyStreamingDelay: delay, maxStandbyArchiveDelay: 30_000,
+                          conflicts: .init(snapshot: 3, lock: 1, bufferPin: 0, deadlock: 0, tablespace: 0))
+    }
+
+    @Test func withoutFeedbackAZeroDelayCancelsAtOnceAndAFiniteOneAfterItsWait() {
+        let atOnce = StandbySettingsAdvice.warnings(for: standby(feedback: false, delay: 0), before: .rowRewrites)
+        #expect(atOnce.count == 1)
+        #expect(atOnce[0].contains("max_standby_streaming_delay is 0: every standby query that still sees a row version vacuum removes after backfill is cancelled at once"))
+        let later = StandbySettingsAdvice.warnings(for: standby(feedback: false, delay: 30_000), before: .rowRewrites)
+        #expect(later.count == 1)
+        #expect(later[0].contains("is cancelled once replay has waited 30s, less the standby's lag at the time"))
+    }
+
+    @Test func minusOneNeverCancelsButLetsTheStandbyFallBehind() {
+        let forever = StandbySettingsAdvice.warnings(for: standby(feedback: false, delay: -1), before: .rowRewrites)
+        #expect(forever.count == 1)
+        #expect(forever[0].contains("max_standby_streaming_delay is -1: replay waits for conflicting standby queries forever, so none is cancelled but the standby falls behind"))
+        #expect(!forever[0].contains("cancelled at once"))
+    }
+
+    @Test func feedbackAvoidsSnapshotConflictsButNotLockConflicts() {
+        #expect(StandbySettingsAdvice.warnings(for: standby(feedback: true, delay: 0), before: .rowRewrites).isEmpty)
+        let locks = StandbySettingsAdvice.warnings(for: standby(feedback: true, delay: 5000), before: .exclusiveLocks)
+        #expect(locks.count == 1)
+        #expect(locks[0].contains("is cancelled once replay has waited 5s (max_standby_streaming_delay); hot_standby_feedback does not prevent lock conflicts"))
+        let waits = StandbySettingsAdvice.warnings(for: standby(feedback: true, delay: -1), before: .exclusiveLocks)
+        #expect(waits[0].contains("replay waits for every standby query on the table"))
+        #expect(StandbySettingsAdvice.conflicts(standby(feedback: true, delay: 0).conflicts)
+                == "snapshot 3, lock 1, buffer pin 0, deadlock 0, tablespace 0")
+    }
+
+    @Test func walPositionsAndTheEnvironmentsListReadAsPostgreSQLWritesThem() {
+        #expect(WALPosition(text: "16/B374D848")?.value == 0x16_B374_D848)
+        #expect(WALPosition(text: "16/B374D848")?.description == "16/B374D848")
+        #expect(WALPosition(text: "0/10")!.bytes(since: WALPosition(text: "0/4")!) == 12)
+        #expect(WALPosition(text: "0/4")!.bytes(since: WALPosition(text: "0/10")!) == 0)
+        for bad in ["", "16", "x/1", "1/2/3", "100000000/0"] { #expect(WALPosition(text: bad) == nil, "\(bad)") }
+        #expect(StandbyInspection.keyword("application_name", in: "user=r passfile=/p application_name=standby_a host=x") == "standby_a")
+        #expect(StandbyInspection.keyword("application_name", in: "fallback_application_name=no application_name='a b\\'c'") == "a b'c")
+        #expect(StandbyInspection.keyword("application_name", in: "fallback_application_name=no") == nil)
+        #expect(StandbyOptions.urls(inEnvironmentValue: " postgresql://a/app\tpostgresql://b,c/app\n") == ["postgresql://a/app", "postgresql://b,c/app"])
+    }
+}

@@ -45,4 +45,26 @@ struct PgBouncerHarnessTests {
         #expect(pids[0] != pids[1])
         #expect(pids[0] == pids[2])
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func statementModeCarriesAPipelinedTransactionButRefusesAnInteractiveOne() async throws {
+        // What the pooler runbook says of statement mode: BEGIN, the statement and COMMIT in
+        // one pipeline end in one Sync, so PgBouncer sees one exchange; a transaction that
+        // waits for its client between statements is refused.
+        let database = try await TestPostgres.database("pgbouncer_statement")
+        let (pooler, url) = try await database.throughPgBouncer(.init(poolMode: .statement, poolSize: 1))
+        defer { pooler.stop() }
+        try await onThread { try database.connect().execute(unsafeSQL: "CREATE TABLE items (n int)") }
+        let pool = PostgresPool(configuration: .init(connectionString: url), maximumConnections: 1)
+        let inserted = try await pool.pipelinedTransaction("INSERT INTO items VALUES (\(1)) RETURNING n")[0].decode(Int.self, "n")
+        #expect(inserted == 1)
+        await #expect(throws: PostgresError.self) {
+            try await pool.withTransaction { try $0.query("INSERT INTO items VALUES (\(2))") }
+        }
+        await pool.shutdown()
+        let values = try await onThread {
+            try database.connect().query("SELECT n FROM items ORDER BY n").map { try $0.decode(Int.self, "n") }
+        }
+        #expect(values == [1])
+    }
 }

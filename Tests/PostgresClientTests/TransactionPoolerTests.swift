@@ -140,4 +140,24 @@ struct TransactionPoolerTests {
             #expect(style == "ISO, MDY")
         }
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sessionSettingsAreRefusedByPgBouncerSoTheDefaultsSendNone() async throws {
+        // What the pooler runbook says: settings in the `options` start-up parameter do not
+        // pass PgBouncer, and the defaults send none.
+        let database = try await TestPostgres.database("pooler_options")
+        let (pooler, url) = try await database.throughPgBouncer(.init(poolSize: 1))
+        defer { pooler.stop() }
+        let (refusal, connected) = try await onThread { () -> (String?, Bool) in
+            var configuration = PostgresConfiguration(connectionString: url)
+            configuration.sessionSettings = ["statement_timeout": "5s"]
+            var refusal: String?
+            do { _ = try PostgresConnection(configuration: configuration) } catch let error as PostgresError {
+                refusal = error.message
+            }
+            return (refusal, try PostgresConnection(configuration: .init(connectionString: url)).isConnected)
+        }
+        #expect(refusal?.contains("unsupported startup parameter: options") == true)
+        #expect(connected)
+    }
 }

@@ -89,6 +89,48 @@ struct PoolerTests {
         await db.close()
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aServerConnectionTerminatedUnderASaveCommitsNothingAndTheRetryCommitsOnce() async throws {
+        let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString,
+                                                      options: .init(poolSize: 2))
+        defer { pooler.stop() }
+        let db = try await StoreDatabase.make("pooled_terminated", poolSize: 2, through: pooler)
+        let writer = ModernDraftAdapter(storage: db.store)
+        _ = try await writer.save(SaveDraft(operationScope: "account-1", operationID: "create", draftID: "draft-1",
+                                            expectedRevision: 0, content: DraftContent(title: "Plan")))
+        // Hold the draft's row, directly, so that the save blocks inside its transaction.
+        let blocker = try db.database.connect(applicationName: "row-holder")
+        try blocker.execute(unsafeSQL: "BEGIN")
+        try blocker.query("SELECT 1 FROM drafts WHERE id = \("draft-1") FOR UPDATE")
+        let edit = SaveDraft(operationScope: "account-1", operationID: "edit", draftID: "draft-1", expectedRevision: 1,
+                             content: DraftContent(title: "Plan, revised"))
+        let save = Task { try await writer.save(edit) }
+        // The server connection PgBouncer gave the save, found waiting on the row lock.
+        let database = db.database
+        let deadline = ContinuousClock.now + .seconds(20)
+        var terminated = false
+        while !terminated, ContinuousClock.now < deadline {
+            terminated = try await onThread {
+                try database.connect().query("""
+                    SELECT count(pg_terminate_backend(pid, 5000)) AS n FROM pg_stat_activity
+                    WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()
+                    """)[0].decode(Int.self, "n") == 1
+            }
+            if !terminated { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(terminated)
+        let outcome = await save.result
+        try blocker.execute(unsafeSQL: "ROLLBACK")
+        #expect(outcome.failure != nil)
+        #expect(try await db.ledgerCount() == 1)
+        // The same request again, through the pooler: it commits, once.
+        let retried = try await writer.save(edit)
+        #expect(retried == SavedDraft(draftID: "draft-1", content: edit.content, revision: 2))
+        #expect(try await db.ledgerCount() == 2)
+        #expect(try await db.store.draft(id: "draft-1")?.revision == 2)
+        await db.close()
+    }
+
     /// One client's saves: its own draft, writers alternating, each save sent twice (the
     /// second must replay the first). Returns what went wrong.
     private static func save(asClient client: Int, saves: Int, legacy: LegacyDraftAdapter,

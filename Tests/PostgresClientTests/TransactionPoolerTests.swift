@@ -160,4 +160,30 @@ struct TransactionPoolerTests {
         #expect(refusal?.contains("unsupported startup parameter: options") == true)
         #expect(connected)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerConnectionThatDiesInCommitLeavesTheOutcomeUnknown() async throws {
+        // The server's session ends while it commits (a deferred trigger terminates it): what
+        // PgBouncer passes on must read as "may have committed", never as a definite failure.
+        let database = try await TestPostgres.database("pooler_commit_dies")
+        try await onThread {
+            try database.connect().execute(unsafeSQL: """
+                CREATE TABLE items (n int);
+                CREATE FUNCTION end_session() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); RETURN NULL; END $$;
+                CREATE CONSTRAINT TRIGGER dies_at_commit AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED
+                    FOR EACH ROW EXECUTE FUNCTION end_session();
+                """)
+        }
+        let (pooler, url) = try await database.throughPgBouncer(.init(poolSize: 1))
+        defer { pooler.stop() }
+        for connectionString in [database.connectionString, url] {
+            let pool = PostgresPool(configuration: .init(connectionString: connectionString), maximumConnections: 1)
+            let failure = await #expect(throws: PostgresError.self) {
+                try await pool.pipelinedTransaction("INSERT INTO items VALUES (\(1))")
+            }
+            #expect(failure?.code == .outcomeUnknown, "\(failure.map(String.init(describing:)) ?? "no error")")
+            await pool.shutdown()
+        }
+    }
 }

@@ -188,7 +188,7 @@ final class PipelinedTransaction {
             if step == .statement { rows = commandRows }
             isEndingCommand = true
             return false
-        case (.commit, .refused(let error)) where !connection.isConnected:
+        case (.commit, .refused(let error)) where connection.leavesCommitUnknown(error):
             return finish(.failure(connection.outcomeUnknownError(cause: error.message)))
         case (_, .refused(let error)):
             return finish(.failure(error))

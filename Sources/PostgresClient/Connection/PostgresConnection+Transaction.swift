@@ -58,10 +58,17 @@ extension PostgresConnection {
         // The server refused the commit (a deferred constraint, a serialization failure): the
         // transaction is definitely rolled back. Only a broken connection leaves it unknown.
         let failure = error(from: result, sql: "COMMIT")
-        if PQstatus(handle) != CONNECTION_OK || failure.code == .connectionLost {
-            throw outcomeUnknownError(cause: failure.message)
-        }
+        if leavesCommitUnknown(failure) { throw outcomeUnknownError(cause: failure.message) }
         throw failure
+    }
+
+    /// Whether an error answering COMMIT leaves its outcome unknown: the connection broke (a
+    /// FATAL, a broken socket) or a pooler between us and the server reported a connection
+    /// failure (SQLSTATE class 08, as PgBouncer does when its server connection dies), rather
+    /// than the server refusing the commit.
+    func leavesCommitUnknown(_ failure: PostgresError) -> Bool {
+        PQstatus(handle) != CONNECTION_OK || failure.code == .connectionLost
+            || failure.sqlState?.errorClass == .connectionException
     }
 
     func commitRolledBackError() -> PostgresError {

@@ -173,6 +173,7 @@ struct SoakCommand: Sendable {
         case .readFailed: "read failed"
         case .readRecovered: "read recovered"
         case .listenerLost: "listener lost"
+        case .pollingOnly: "polling only"
         }
     }
 

@@ -57,7 +57,7 @@ public struct SQLFileRunner: Sendable {
                                  bookkeeping: (PostgresConnection) throws -> Void = { _ in }) throws -> Int {
         try withRetries { _ in
             try connection.withTransaction { connection in
-                try connection.execute(unsafeSQL: settings(local: true))
+                try connection.execute(unsafeSQL: localSettings)
                 try connection.execute(unsafeSQL: sql)
                 try bookkeeping(connection)
             }
@@ -66,16 +66,32 @@ public struct SQLFileRunner: Sendable {
 
     /// Runs `sql` outside a transaction (for `CONCURRENTLY`), retrying lock timeouts, and
     /// rebuilding any index on `table` that it leaves invalid.
+    ///
+    /// Such a file cannot run under `SET LOCAL`, and a session `SET` would outlive it on a server
+    /// session that a pooler hands to the next client. So it runs on a session of its own,
+    /// opened by `openSession` with the policy's timeouts as start-up settings (by default one
+    /// like `connection`'s), and closed after it: the settings end with it.
     @discardableResult
-    public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection) throws -> Int {
-        try withRetries { _ in
-            try dropInvalidIndexes(on: table, connection: connection)
-            try connection.execute(unsafeSQL: settings(local: false))
-            defer { _ = try? connection.execute(unsafeSQL: "RESET lock_timeout; RESET statement_timeout") }
-            try connection.execute(unsafeSQL: sql)
-            let invalid = try invalidIndexes(on: table, connection: connection)
+    public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection,
+                                      openSession: ((_ settings: [String: String]) throws -> PostgresConnection)? = nil) throws -> Int {
+        let settings = startupSettings
+        let open = openSession ?? { settings in
+            var configuration = connection.configuration
+            configuration.sessionSettings.merge(settings) { _, ours in ours }
+            return try PostgresConnection(configuration: configuration)
+        }
+        return try withRetries { _ in
+            let session = try open(settings)
+            try dropInvalidIndexes(on: table, connection: session)
+            try session.execute(unsafeSQL: sql)
+            let invalid = try invalidIndexes(on: table, connection: session)
             if !invalid.isEmpty { throw InvalidIndexLeft(names: invalid) }
         }
+    }
+
+    /// The policy's timeouts as start-up settings of a session.
+    public var startupSettings: [String: String] {
+        ["lock_timeout": "\(milliseconds(policy.lockTimeout))ms", "statement_timeout": "\(milliseconds(policy.statementTimeout))ms"]
     }
 
     /// The names of the invalid indexes on `table` (left by an interrupted concurrent build).
@@ -88,15 +104,13 @@ public struct SQLFileRunner: Sendable {
 
     private func dropInvalidIndexes(on table: String, connection: PostgresConnection) throws {
         for name in try invalidIndexes(on: table, connection: connection) {
-            try connection.execute(unsafeSQL: settings(local: false))
             try connection.query("DROP INDEX CONCURRENTLY IF EXISTS \(identifier: name)")
         }
     }
 
-    private func settings(local: Bool) -> String {
-        let scope = local ? "LOCAL " : ""
-        return "SET \(scope)lock_timeout = '\(milliseconds(policy.lockTimeout))ms'; "
-            + "SET \(scope)statement_timeout = '\(milliseconds(policy.statementTimeout))ms'"
+    /// The policy's timeouts for the transaction they are set in, and no longer.
+    private var localSettings: String {
+        startupSettings.sorted { $0.key < $1.key }.map { "SET LOCAL \($0.key) = '\($0.value)'" }.joined(separator: "; ")
     }
 
     private func milliseconds(_ duration: Duration) -> Int64 {

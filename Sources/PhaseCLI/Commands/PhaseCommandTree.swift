@@ -52,6 +52,14 @@ public enum PhaseCommandTree {
     public static let forceReaders = Flag(
         "force-readers",
         help: "Switch to modern without reader registry data showing that every live reader reads v2; the history records it.")
+    /// `switch --wait-for-fleet`
+    public static let waitForFleet = Flag(
+        "wait-for-fleet",
+        help: "After the switch commits, wait until every live registered instance reports that it follows the new epoch, with progress on stderr; exits 4 when --fleet-timeout passes first (the switch stays committed).")
+    /// `switch --fleet-timeout`
+    public static let fleetTimeout = Option(
+        "fleet-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(150), valueName: "duration",
+        help: "How long --wait-for-fleet waits; the default outlasts the 120s after which a silent instance counts as gone.")
     /// `--batch-size`
     public static let batchSize = Option("batch-size", type: .integer(in: 1...100_000), valueName: "rows",
                                          help: "Rows per transaction; the plan's batch size (1000 for drafts) when omitted.")
@@ -160,8 +168,8 @@ public enum PhaseCommandTree {
                         discussion: "Old application versions keep working; their writes are mirrored into the modern representation.",
                         parameters: stepOptions),
             CommandSpec("switch", abstract: "Change the writer path of every application instance.",
-                        discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path.",
-                        parameters: [path, forceReaders, readerTimeout] + stepOptions),
+                        discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path. With --wait-for-fleet it then waits until every live registered instance reports following the new epoch; run again after it happened, it changes nothing and waits again.",
+                        parameters: [path, forceReaders, readerTimeout, waitForFleet, fleetTimeout] + stepOptions),
             CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
                         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
                         parameters: [batchSize, niceRatio, batchDelay] + stepOptions),

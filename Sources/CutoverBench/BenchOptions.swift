@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 
 /// What one run of the benchmark does: which scenarios, how long, against which server.
 struct BenchOptions: Sendable {
@@ -42,6 +43,9 @@ struct BenchOptions: Sendable {
     var pgbenchPath: String?
     /// Where our side's save clients run between their awaits.
     var clientExecutor = ClientExecutor.pool
+    /// How our side's connections send statements: unnamed (the library's default) or
+    /// prepared once per connection, to measure what preparing saves.
+    var preparedStatements = PostgresConfiguration.PreparedStatements.unnamed
 
     /// Where the save scenarios' client tasks run.
     enum ClientExecutor: String, Sendable {
@@ -99,6 +103,8 @@ struct BenchOptions: Sendable {
           --client-executor E     Where our save clients run: pool (default: the pool's task
                                   executor, the threads that read the answers) or cooperative
                                   (Swift's cooperative threads, a task's default).
+          --statements S          How our save connections send statements: unnamed (default,
+                                  safe through any pooler) or prepared (once per connection).
           -h, --help              Show this help.
         """
 
@@ -157,6 +163,13 @@ struct BenchOptions: Sendable {
                     throw BenchUsageError("--client-executor is pool or cooperative, not '\(text)'")
                 }
                 options.clientExecutor = executor
+            case "--statements":
+                let text = try value(of: argument)
+                switch text {
+                case "unnamed": options.preparedStatements = .unnamed
+                case "prepared": options.preparedStatements = .perConnection
+                default: throw BenchUsageError("--statements is unnamed or prepared, not '\(text)'")
+                }
             default: throw BenchUsageError("unknown option '\(argument)'")
             }
         }

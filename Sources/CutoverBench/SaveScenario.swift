@@ -72,7 +72,9 @@ struct SaveScenario {
 
     private func compare(clients: Int, in database: BenchDatabase, nextRound: inout Int) async throws -> [ScenarioResult] {
         let label = "\(clients) client" + (clients == 1 ? "" : "s")
-        let pool = PostgresPool(configuration: database.configuration, maximumConnections: clients)
+        var configuration = database.configuration
+        configuration.preparedStatements = options.preparedStatements
+        let pool = PostgresPool(configuration: configuration, maximumConnections: clients)
         let store = try await PostgresDraftStore(pool: pool)
         let writer = ModernDraftAdapter(storage: store)
         let lockTimeout = Int(store.lockTimeout.milliseconds)
@@ -161,6 +163,7 @@ struct SaveScenario {
         }
         let settings = "durable commits; \(clients) connections each side; \(options.rounds) rounds of \(options.seconds) s; "
             + (options.clientExecutor == .pool ? "our clients on the pool's task executor" : "our clients on the cooperative threads")
+            + (options.preparedStatements == .unnamed ? ", unnamed statements" : ", statements prepared per connection")
         return [
             row("save", against: .textbook, goal: clients == 1 ? 1.25 : 1.0, settings: settings),
             row("client overhead", against: .storeSQL, goal: 0.9, settings: settings),

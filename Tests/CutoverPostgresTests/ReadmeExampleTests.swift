@@ -40,9 +40,23 @@ struct ReadmeExampleTests {
     }
 
     @Test func theExampleSavesThroughTheFleetPath() async throws {
-        let db = try await StoreDatabase.make("readme_example", phase: .modern)
+        try await Self.runExample(label: "readme_example", through: nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theExampleSavesThroughPgBouncerInTransactionMode() async throws {
+        let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString)
+        defer { pooler.stop() }
+        try await Self.runExample(label: "readme_pooled", through: pooler)
+    }
+
+    /// Runs the example on a database whose plan is at the modern writer, directly or through
+    /// `pooler`, and checks the save it made.
+    private static func runExample(label: String, through pooler: PgBouncerProcess?) async throws {
+        let db = try await StoreDatabase.make(label, phase: .modern)
         try await db.sql { try $0.query("INSERT INTO drafts (id, title, revision) VALUES ('draft-1', 'Plan', 3)") }
-        #expect(try await Self.example(databaseURL: db.database.connectionString) == 4)
+        let url = try pooler?.connectionString(for: db.database.connectionString) ?? db.database.connectionString
+        #expect(try await example(databaseURL: url) == 4)
         let path = try await db.sql { try $0.query("SELECT path FROM cutover.operation_ledger")[0].decode(String.self, "path") }
         #expect(path == "modern")
         await db.close()

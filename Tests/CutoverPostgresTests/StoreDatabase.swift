@@ -18,17 +18,19 @@ struct StoreDatabase: Sendable {
     let pool: PostgresPool
     let store: PostgresDraftStore
 
+    /// - Parameter pooler: when given, the store's pool connects through it (the setup does not).
     static func make(_ label: String, layout: Layout = .expanded, poolSize: Int = 8,
-                     connectionString: String? = nil) async throws -> StoreDatabase {
-        try await make(label, poolSize: poolSize, connectionString: connectionString) { connection in
+                     through pooler: PgBouncerProcess? = nil) async throws -> StoreDatabase {
+        try await make(label, poolSize: poolSize, pooler: pooler) { connection in
             try ControlSchema.install(on: connection)
             if layout == .expanded { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql")) }
         }
     }
 
     /// A database whose built-in drafts plan the phase runner has taken to `phase`.
-    static func make(_ label: String, phase: MigrationPhase, poolSize: Int = 8) async throws -> StoreDatabase {
-        try await make(label, poolSize: poolSize) { connection in
+    static func make(_ label: String, phase: MigrationPhase, poolSize: Int = 8,
+                     through pooler: PgBouncerProcess? = nil) async throws -> StoreDatabase {
+        try await make(label, poolSize: poolSize, pooler: pooler) { connection in
             let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn(),
                                      options: .init(forceReaders: true, modernWriterWindow: .zero))
             try runner.initialize()
@@ -37,7 +39,7 @@ struct StoreDatabase: Sendable {
         }
     }
 
-    private static func make(_ label: String, poolSize: Int, connectionString: String? = nil,
+    private static func make(_ label: String, poolSize: Int, pooler: PgBouncerProcess? = nil,
                              prepare: @escaping @Sendable (PostgresConnection) throws -> Void) async throws -> StoreDatabase {
         let database = try await TestPostgres.database(label)
         try await onThread {
@@ -45,7 +47,8 @@ struct StoreDatabase: Sendable {
             try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
             try prepare(connection)
         }
-        let configuration = PostgresConfiguration(connectionString: connectionString ?? database.connectionString,
+        let configuration = PostgresConfiguration(connectionString: try pooler?.connectionString(for: database.connectionString)
+                                                      ?? database.connectionString,
                                                   applicationName: "cutover-store-test", connectTimeout: .seconds(10))
         let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize)
         let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)

@@ -156,7 +156,9 @@ struct PooledPipelineTests {
     @Test(.timeLimit(.minutes(1)))
     func statementsTheServerForgotArePreparedAgain() async throws {
         let database = try await Self.database.value
-        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        var configuration = database.configuration()
+        configuration.preparedStatements = .perConnection
+        let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
         let select: PostgresQuery = "SELECT \(20) + \(1) AS n"
         #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
         // As a pooler's DISCARD ALL would: the prepared BEGIN, statement and COMMIT are gone.

@@ -7,9 +7,12 @@ import Testing
 struct QueryTests {
     static let database = Task { try await TestPostgres.database("queries") }
 
-    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    private func withConnection<T: Sendable>(preparing statements: PostgresConfiguration.PreparedStatements = .unnamed,
+                                             _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let database = try await Self.database.value
-        return try await onThread { try body(try database.connect()) }
+        var configuration = database.configuration()
+        configuration.preparedStatements = statements
+        return try await onThread { [configuration] in try body(try PostgresConnection(configuration: configuration)) }
     }
 
     @Test func aDuplicateKeySurfacesSQLState23505WithTheConstraint() async throws {
@@ -186,8 +189,20 @@ struct QueryTests {
         #expect(count == 2)
     }
 
-    @Test func statementsArePreparedOnceAndReused() async throws {
+    @Test func byDefaultStatementsAreUnnamedAndNothingStaysPrepared() async throws {
         let (prepared, affected) = try await withConnection { connection -> (Int, [Int?]) in
+            try connection.execute(unsafeSQL: "CREATE TABLE unnamed_items (id int)")
+            var affected: [Int?] = []
+            for value in 0..<3 { affected.append(try connection.query("INSERT INTO unnamed_items VALUES (\(value))").affectedRows) }
+            _ = try connection.pipelinedTransaction("INSERT INTO unnamed_items VALUES (\(3))")
+            return (try connection.query("SELECT count(*) AS n FROM pg_prepared_statements")[0].decode(Int.self, "n"), affected)
+        }
+        #expect(prepared == 0)
+        #expect(affected == [1, 1, 1])
+    }
+
+    @Test func statementsPreparedPerConnectionArePreparedOnceAndReused() async throws {
+        let (prepared, affected) = try await withConnection(preparing: .perConnection) { connection -> (Int, [Int?]) in
             try connection.execute(unsafeSQL: "CREATE TABLE reuse_items (id int)")
             var affected: [Int?] = []
             for value in 0..<5 { affected.append(try connection.query("INSERT INTO reuse_items VALUES (\(value))").affectedRows) }
@@ -200,7 +215,7 @@ struct QueryTests {
     }
 
     @Test func aStatementDiscardedByTheServerIsPreparedAgain() async throws {
-        let value = try await withConnection { connection -> Int in
+        let value = try await withConnection(preparing: .perConnection) { connection -> Int in
             _ = try connection.query("SELECT \(1) AS n")
             try connection.execute(unsafeSQL: "DEALLOCATE ALL")
             return try connection.query("SELECT \(2) AS n")[0].decode(Int.self, "n")
@@ -209,7 +224,7 @@ struct QueryTests {
     }
 
     @Test func aChangedResultTypeAfterDDLIsPreparedAgain() async throws {
-        let title = try await withConnection { connection -> String in
+        let title = try await withConnection(preparing: .perConnection) { connection -> String in
             try connection.execute(unsafeSQL: "CREATE TABLE shape_items (id int, title text); INSERT INTO shape_items VALUES (1, 'x')")
             _ = try connection.query("SELECT * FROM shape_items WHERE id = \(1)")
             try connection.execute(unsafeSQL: "ALTER TABLE shape_items ADD COLUMN body text DEFAULT 'b'")

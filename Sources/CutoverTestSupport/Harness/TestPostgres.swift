@@ -75,6 +75,17 @@ public enum TestPostgres {
         return base + " dbname='" + database.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
     }
 
+    /// Replaces the host and port of a `postgresql://` URI, keeping its user, password,
+    /// database and parameters: for a proxy or pooler in front of the server.
+    public static func connectionString(_ base: String, host: String, port: Int) throws -> String {
+        guard var components = URLComponents(string: base), components.scheme == "postgresql" || components.scheme == "postgres" else {
+            throw PostgresError(code: .invalidConfiguration, message: "the test database's connection string is not a URI")
+        }
+        components.host = host
+        components.port = port
+        return components.string ?? base
+    }
+
     private static func stopCluster() {
         ownCluster.withLock { $0 }?.stop()
     }
@@ -107,13 +118,9 @@ public struct TestDatabase: Sendable {
     /// A ``LossyProxy`` in front of this database's server and a connection string to the
     /// database through it, for tests of lost replies.
     public func throughLossyProxy() throws -> (proxy: LossyProxy, connectionString: String) {
-        guard var components = URLComponents(string: connectionString) else {
-            throw PostgresError(code: .invalidConfiguration, message: "the test database's connection string is not a URI")
-        }
-        let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
-        components.host = "127.0.0.1"
-        components.port = proxy.port
-        return (proxy, components.string ?? connectionString)
+        let components = URLComponents(string: connectionString)
+        let proxy = try LossyProxy(targetHost: components?.host ?? "127.0.0.1", targetPort: components?.port ?? 5432)
+        return (proxy, try TestPostgres.connectionString(connectionString, host: "127.0.0.1", port: proxy.port))
     }
 
     /// Opens a connection to it (blocking: for tests).

@@ -32,7 +32,16 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// Server settings for the session, given at connect time (`options=-c name=value`, before
     /// any `options` of the string, the environment or ``parameters``, which win for the same
     /// name). Being start-up values, `RESET name` returns to them.
+    ///
+    /// PgBouncer refuses a connection that carries `options` unless its
+    /// `ignore_startup_parameters` names it, and then drops the settings unseen: through a
+    /// pooler, leave this empty and set defaults on the role (`ALTER ROLE … SET`) instead.
     public var sessionSettings: [String: String]
+    /// How statements with parameters are sent: ``PreparedStatements/unnamed`` (the default)
+    /// works through any connection pooler; ``PreparedStatements/perConnection`` prepares
+    /// each statement once per connection, for direct connections and poolers that keep
+    /// prepared statements per client.
+    public var preparedStatements: PreparedStatements
     /// The longest this client waits for any answer from the server once connected; past it,
     /// the connection is cut and the command fails with `connectionLost` (or `outcomeUnknown`
     /// for a COMMIT). It catches a server that accepts bytes and never answers, which neither
@@ -48,6 +57,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         self.connectTimeout = connectTimeout
         self.parameters = parameters
         self.sessionSettings = [:]
+        self.preparedStatements = .unnamed
     }
 
     /// TCP keepalive timings (libpq's `keepalives_idle`, `keepalives_interval`,
@@ -94,6 +104,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         var parts = ["PostgresConfiguration(\(redactedConnectionString.isEmpty ? "libpq defaults" : redactedConnectionString)"]
         if let applicationName { parts.append("application_name=\(applicationName)") }
         if let connectTimeout { parts.append("connect_timeout=\(connectTimeout)") }
+        if preparedStatements != .unnamed { parts.append("prepared_statements=\(preparedStatements)") }
         let keys = parameters.keys.sorted().map { $0 == "password" ? "password=\(PasswordRedaction.placeholder)" : "\($0)=\(parameters[$0]!)" }
         return (parts + keys).joined(separator: ", ") + ")"
     }

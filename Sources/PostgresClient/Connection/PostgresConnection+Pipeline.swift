@@ -29,8 +29,11 @@ extension PostgresConnection {
         }
     }
 
-    /// BEGIN and COMMIT are prepared once per connection like the statement, so that the server
-    /// does not parse them again for every transaction.
+    /// With ``PostgresConfiguration/PreparedStatements/perConnection``, BEGIN and COMMIT are
+    /// prepared once per connection like the statement, so that the server does not parse them
+    /// again for every transaction; unnamed, all three travel as Parse, Bind and Execute, and
+    /// only one Sync ends the pipeline, so that a pooler in transaction mode keeps the three on
+    /// one server connection.
     static let beginKey = StatementKey(sql: "BEGIN", types: [])
     static let commitKey = StatementKey(sql: "COMMIT", types: [])
 

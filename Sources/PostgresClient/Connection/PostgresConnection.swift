@@ -22,8 +22,15 @@ public final class PostgresConnection {
     let handle: OpaquePointer
     private let notices = NoticeSink()
     /// Each prepared statement's name, as the C string libpq takes (kept so, because a Swift
-    /// string passed to C is copied into a new buffer on every call).
+    /// string passed to C is copied into a new buffer on every call). Empty unless the
+    /// configuration asks for ``PostgresConfiguration/PreparedStatements/perConnection``.
     private var statementNames: [StatementKey: [CChar]] = [:]
+    /// Whether statements are prepared and cached, rather than sent unnamed.
+    private let preparesStatements: Bool
+    /// The start of this connection's statement names, random, so that a statement of another
+    /// connection that a pooler put on the same server connection can never be run by mistake
+    /// for one of ours: a missing name fails, where a shared one would run the wrong statement.
+    private let statementNamePrefix: String
     /// The names of the last pipelined transaction's three statements, all prepared: a
     /// connection usually runs the same one again, and comparing its key costs less than
     /// hashing it three times.
@@ -45,6 +52,8 @@ public final class PostgresConnection {
     public init(configuration: PostgresConfiguration = PostgresConfiguration()) throws {
         self.configuration = configuration
         self.knownPasswords = configuration.knownPasswords
+        self.preparesStatements = configuration.preparedStatements == .perConnection
+        self.statementNamePrefix = "cutover_" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + "_"
         try configuration.validate()
         let pairs = configuration.keywordValuePairs
         let keywords = pairs.map { strdup($0.0) }
@@ -80,8 +89,13 @@ public final class PostgresConnection {
             Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
                 .receive(String(cString: message).trimmingWhitespace())
         }, Unmanaged.passUnretained(notices).toOpaque())
-        // Timestamps are parsed in the ISO style; do not depend on the server's default.
-        _ = try execute(unsafeSQL: "SET DateStyle = 'ISO, MDY'")
+        // Timestamps are parsed in the ISO style, every server's default. A session SET would
+        // stay on the server connection for a pooler's next client, so it is made only for a
+        // server or role set to another style (PgBouncer tracks DateStyle and restores each
+        // client's own).
+        if let style = parameterStatus("DateStyle"), !style.hasPrefix("ISO") {
+            _ = try execute(unsafeSQL: "SET DateStyle = 'ISO, MDY'")
+        }
     }
 
     deinit {
@@ -96,7 +110,15 @@ public final class PostgresConnection {
         set { notices.handler = newValue }
     }
 
-    /// The server process serving this connection (`pg_backend_pid()`).
+    /// A setting the server reports to the client (`server_version`, `DateStyle`,
+    /// `TimeZone`, `application_name`, …), as last reported; nil when it reported none.
+    public func parameterStatus(_ name: String) -> String? {
+        PQparameterStatus(handle, name).map { String(cString: $0) }
+    }
+
+    /// The server process serving this connection (`pg_backend_pid()`). Through a pooler in
+    /// transaction mode, the pooler's answer for the connection it opened with, not the
+    /// process that runs the next statement.
     public var backendPID: Int32 { PQbackendPID(handle) }
 
     /// The server's version as a number, e.g. 150018 for 15.18.
@@ -159,8 +181,8 @@ public final class PostgresConnection {
 
     // MARK: Queries
 
-    /// Runs one statement with bound parameters as a prepared statement (prepared once per
-    /// connection and reused).
+    /// Runs one statement with bound parameters: unnamed, in one exchange, or prepared once
+    /// per connection and reused, as ``PostgresConfiguration/preparedStatements`` says.
     ///
     /// - Throws: ``PostgresError``; `invalidArgument` when the SQL or a parameter contains a
     ///   NUL character, and then nothing is sent.
@@ -237,12 +259,13 @@ public final class PostgresConnection {
         return try rows(from: result, sql: key.sql, binds: binds)
     }
 
-    /// The name of the statement prepared for `key`, preparing it now if needed; nil when the
-    /// cache is full and the statement should run unprepared.
+    /// The name of the statement prepared for `key`, preparing it now if needed; nil when
+    /// statements are sent unnamed, or the cache is full and this one should be.
     func preparedStatement(_ key: StatementKey) throws -> [CChar]? {
+        guard preparesStatements else { return nil }
         if let name = statementNames[key] { return name }
         guard statementNames.count < Self.statementCacheLimit else { return nil }
-        let name = Array("cutover_\(nextStatementNumber)".utf8CString)
+        let name = Array((statementNamePrefix + String(nextStatementNumber)).utf8CString)
         nextStatementNumber += 1
         _ = try rows(from: exchange(sending: { PQsendPrepare(handle, name, key.sql, Int32(key.types.count), key.types) },
                                     blocking: { PQprepare(handle, name, key.sql, Int32(key.types.count), key.types) }),
@@ -251,9 +274,10 @@ public final class PostgresConnection {
         return name
     }
 
-    /// The name prepared for `key` without preparing it: `.some(nil)` when the cache is full
-    /// and it would run unprepared, nil when it still has to be prepared.
+    /// The name prepared for `key` without preparing it: `.some(nil)` when it runs unnamed
+    /// (by configuration, or because the cache is full), nil when it still has to be prepared.
     func preparedStatementWithoutPreparing(_ key: StatementKey) -> [CChar]?? {
+        guard preparesStatements else { return .some(nil) }
         if let name = statementNames[key] { return .some(name) }
         return statementNames.count < Self.statementCacheLimit ? nil : .some(nil)
     }

@@ -73,11 +73,9 @@ public final class PhaseRunner {
 
     /// The connection the runner works on; it holds the plan's lease while a step runs.
     public let connection: PostgresConnection
-    /// Opens the separate session the runner's checks run on; nil opens one like ``connection``.
+    /// Opens the separate sessions the runner's checks and its files outside a transaction run
+    /// on; nil opens them like ``connection``.
     public let openSession: (@Sendable () throws -> PostgresConnection)?
-    /// Opens a session of its own with extra start-up settings, for a file that runs outside a
-    /// transaction; nil opens one like ``connection``.
-    public let openSessionWithSettings: (@Sendable (_ settings: [String: String]) throws -> PostgresConnection)?
     /// The session checks run on, opened when the first check runs.
     var checkConnection: PostgresConnection?
     /// What ``PoolerDetection`` found ``connection`` goes through, once it has looked.
@@ -91,11 +89,9 @@ public final class PhaseRunner {
     /// (retries, resumed steps, backfill batches).
     public init(connection: PostgresConnection, source: PlanSource, options: Options = Options(),
                 log: @escaping @Sendable (String) -> Void = { _ in },
-                openSession: (@Sendable () throws -> PostgresConnection)? = nil,
-                openSessionWithSettings: (@Sendable (_ settings: [String: String]) throws -> PostgresConnection)? = nil) {
+                openSession: (@Sendable () throws -> PostgresConnection)? = nil) {
         self.connection = connection
         self.openSession = openSession
-        self.openSessionWithSettings = openSessionWithSettings
         self.source = source
         self.options = options
         self.log = log
@@ -347,7 +343,7 @@ public final class PhaseRunner {
                     if isLast { try finish(connection) }
                 }
             } else {
-                try runner.runOutsideTransaction(text, table: plan.table, on: connection, openSession: openSessionWithSettings)
+                try runner.runOutsideTransaction(text, table: plan.table, on: connection, openSession: openSession)
                 try connection.withTransaction { connection in
                     try record(connection)
                     if isLast { try finish(connection) }

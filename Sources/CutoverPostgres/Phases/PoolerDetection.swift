@@ -13,10 +13,11 @@ import PostgresClient
 ///    `pg_backend_pid()`. PostgreSQL announces its own; a pooler such as PgBouncer answers the
 ///    start-up itself and announces a made-up one. Equal means a direct connection (a plain TCP
 ///    proxy passes the server's announcement through, and is direct as far as sessions go).
-/// 2. When they differ, a second client of the same address (the probe) looks at the server
-///    session it is given, three times: a pooler that hands the runner's session to the probe,
-///    or gives the runner another session while the probe holds one in a transaction, passes
-///    sessions between clients. One that does neither is taken as a session pooler.
+/// 2. When they differ, a second client of the same address (the probe) and the runner take
+///    turns looking at the server session each is given, five times each: a pooler that hands
+///    the runner's session to the probe, or gives the runner another session than its first,
+///    passes sessions between clients. One that does neither is taken as a session pooler.
+///    Neither holds a transaction open while the other asks, so a small pool cannot deadlock.
 ///
 /// Step 2 is a test of behaviour and can miss under load (another client may take the
 /// runner's session just before the probe asks); ``RunnerLock`` keeps two runners from both
@@ -53,18 +54,13 @@ public enum PoolerDetection {
         let runner = try serverSession(on: connection)
         if runner.pid == connection.backendPID { return .direct }
         let probe = try openProbe()
-        for _ in 0..<3 {
-            let seen = try serverSession(on: probe)
-            if seen == runner {
+        for _ in 0..<5 {
+            if try serverSession(on: probe) == runner {
                 return .transactionPooled(evidence: "another client was given the runner's server session, pid \(runner.pid)")
             }
-            let moved = try probe.withTransaction { probe -> ServerSession? in
-                _ = try serverSession(on: probe)
-                let now = try serverSession(on: connection)
-                return now == runner ? nil : now
-            }
-            if let moved {
-                return .transactionPooled(evidence: "the runner's server session changed from pid \(runner.pid) to pid \(moved.pid) between two statements")
+            let now = try serverSession(on: connection)
+            if now != runner {
+                return .transactionPooled(evidence: "the runner's server session changed from pid \(runner.pid) to pid \(now.pid) between two statements")
             }
         }
         return .sessionPooled

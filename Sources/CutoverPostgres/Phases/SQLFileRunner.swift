@@ -67,21 +67,18 @@ public struct SQLFileRunner: Sendable {
     /// Runs `sql` outside a transaction (for `CONCURRENTLY`), retrying lock timeouts, and
     /// rebuilding any index on `table` that it leaves invalid.
     ///
-    /// Such a file cannot run under `SET LOCAL`, and a session `SET` would outlive it on a server
-    /// session that a pooler hands to the next client. So it runs on a session of its own,
-    /// opened by `openSession` with the policy's timeouts as start-up settings (by default one
-    /// like `connection`'s), and closed after it: the settings end with it.
+    /// Such a file cannot run under `SET LOCAL`, and a `SET` on the runner's session would stay
+    /// with it. So it runs on a session of its own, opened by `openSession` (by default one like
+    /// `connection`'s), with the policy's timeouts set on it, and closed after it: the settings
+    /// end with that session. (On a session pooler, PgBouncer's `server_reset_query`, `DISCARD
+    /// ALL` by default, clears them when it closes; a transaction pooler is refused earlier.)
     @discardableResult
     public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection,
-                                      openSession: ((_ settings: [String: String]) throws -> PostgresConnection)? = nil) throws -> Int {
-        let settings = startupSettings
-        let open = openSession ?? { settings in
-            var configuration = connection.configuration
-            configuration.sessionSettings.merge(settings) { _, ours in ours }
-            return try PostgresConnection(configuration: configuration)
-        }
+                                      openSession: (() throws -> PostgresConnection)? = nil) throws -> Int {
+        let open = openSession ?? { try PostgresConnection(configuration: connection.configuration) }
         return try withRetries { _ in
-            let session = try open(settings)
+            let session = try open()
+            try session.execute(unsafeSQL: sessionSettings)
             try dropInvalidIndexes(on: table, connection: session)
             try session.execute(unsafeSQL: sql)
             let invalid = try invalidIndexes(on: table, connection: session)
@@ -89,9 +86,14 @@ public struct SQLFileRunner: Sendable {
         }
     }
 
-    /// The policy's timeouts as start-up settings of a session.
-    public var startupSettings: [String: String] {
-        ["lock_timeout": "\(milliseconds(policy.lockTimeout))ms", "statement_timeout": "\(milliseconds(policy.statementTimeout))ms"]
+    /// The policy's timeouts, by setting.
+    private var settings: [(name: String, value: String)] {
+        [("lock_timeout", "\(milliseconds(policy.lockTimeout))ms"), ("statement_timeout", "\(milliseconds(policy.statementTimeout))ms")]
+    }
+
+    /// The policy's timeouts for the session they are set on: one of the file's own.
+    private var sessionSettings: String {
+        settings.map { "SET \($0.name) = '\($0.value)'" }.joined(separator: "; ")
     }
 
     /// The names of the invalid indexes on `table` (left by an interrupted concurrent build).
@@ -110,7 +112,7 @@ public struct SQLFileRunner: Sendable {
 
     /// The policy's timeouts for the transaction they are set in, and no longer.
     private var localSettings: String {
-        startupSettings.sorted { $0.key < $1.key }.map { "SET LOCAL \($0.key) = '\($0.value)'" }.joined(separator: "; ")
+        settings.map { "SET LOCAL \($0.name) = '\($0.value)'" }.joined(separator: "; ")
     }
 
     private func milliseconds(_ duration: Duration) -> Int64 {

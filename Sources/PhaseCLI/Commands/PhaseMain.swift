@@ -190,10 +190,9 @@ struct PhaseCommand: Sendable {
         let isReadOnly = isReadOnly
         return try await runOnDedicatedThread(named: "cutover-phase") {
             let withoutStartupSettings = Mutex(false)
-            let openWith: @Sendable ([String: String]) throws -> PostgresConnection = { settings in
+            let open: @Sendable () throws -> PostgresConnection = {
                 try StopSignals.shared.checkpoint()
                 var configuration = configuration
-                configuration.sessionSettings.merge(settings) { _, given in given }
                 if withoutStartupSettings.withLock({ $0 }) { configuration.sessionSettings = [:] }
                 let connection: PostgresConnection
                 do {
@@ -211,10 +210,8 @@ struct PhaseCommand: Sendable {
                 StopSignals.shared.register(connection.canceller)
                 return connection
             }
-            let open: @Sendable () throws -> PostgresConnection = { try openWith([:]) }
             let runner = PhaseRunner(connection: try open(), source: source, options: options,
-                                     log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open,
-                                     openSessionWithSettings: openWith)
+                                     log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open)
             return try body(runner)
         }
     }

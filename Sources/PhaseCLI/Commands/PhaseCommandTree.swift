@@ -135,6 +135,10 @@ public enum PhaseCommandTree {
     public static let soakDuration = Option("duration", type: .duration(in: .seconds(5) ... .seconds(86_400)), default: .seconds(30),
                                             valueName: "duration", help: "How long to save under faults.")
 
+    /// `demo --application-url`, `soak --application-url`
+    public static let applicationURL = Option(
+        "application-url", type: .string, valueName: "url",
+        help: "Where the application instances connect instead of the database itself: a pooler in front of the same server (PgBouncer in transaction mode, say), as a postgresql:// URL whose database name is replaced by the throw-away one. The runner, the checks and LISTEN stay direct.")
     /// `soak --neighbour`
     public static let neighbour = Option(
         "neighbour", type: .choice(SoakNeighbour.self), valueName: "kind", isRepeatable: true,
@@ -190,10 +194,10 @@ public enum PhaseCommandTree {
                         parameters: [sample, showValues]),
             CommandSpec("demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
                         discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
-                        parameters: [rows, duration]),
+                        parameters: [rows, duration, applicationURL]),
             CommandSpec("soak", abstract: "Save under injected faults across writer switches and a backfill, then check nothing was lost or done twice.",
                         discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
-                        parameters: [rows, soakDuration, neighbour]),
+                        parameters: [rows, soakDuration, applicationURL, neighbour]),
             CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
                 CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",
                             discussion: "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",

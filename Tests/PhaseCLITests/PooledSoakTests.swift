@@ -7,11 +7,16 @@ import Testing
 /// and LISTEN go direct.
 @Suite("phase soak and demo through PgBouncer", .timeLimit(.minutes(3)))
 struct PooledSoakTests {
-    @Test func theSoakThroughATransactionPoolerLosesNothingAndFailsNoSave() async throws {
+    /// The test server, PgBouncer in transaction mode in front of it with 4 server connections, and its URL through it.
+    private static func pooledServer() async throws -> (server: String, pooler: PgBouncerProcess, pooled: String) {
         let server = try await TestPostgres.shared().adminConnectionString
         let pooler = try await PgBouncerProcess.start(server: server, options: .init(poolMode: .transaction, poolSize: 4))
+        return (server, pooler, try pooler.connectionString(for: server))
+    }
+
+    @Test func theSoakThroughATransactionPoolerLosesNothingAndFailsNoSave() async throws {
+        let (server, pooler, pooled) = try await Self.pooledServer()
         defer { pooler.stop() }
-        let pooled = try pooler.connectionString(for: server)
         let run = try await onThread {
             try PhaseBinary.run(["soak", "--duration", "15s", "--rows", "300", "--application-url", pooled, "--format", "json"],
                                 databaseURL: server)
@@ -31,10 +36,8 @@ struct PooledSoakTests {
     }
 
     @Test func theDemoThroughATransactionPoolerVerifiesEveryInvariant() async throws {
-        let server = try await TestPostgres.shared().adminConnectionString
-        let pooler = try await PgBouncerProcess.start(server: server, options: .init(poolMode: .transaction, poolSize: 4))
+        let (server, pooler, pooled) = try await Self.pooledServer()
         defer { pooler.stop() }
-        let pooled = try pooler.connectionString(for: server)
         let run = try await onThread {
             try PhaseBinary.run(["demo", "--rows", "300", "--duration", "6s", "--application-url", pooled], databaseURL: server)
         }

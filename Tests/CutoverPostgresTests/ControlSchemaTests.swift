@@ -21,7 +21,7 @@ struct ControlSchemaTests {
         let tables = try connection.query("""
             SELECT string_agg(table_name, ',' ORDER BY table_name) AS names FROM information_schema.tables WHERE table_schema = 'cutover'
             """)[0].decode(String.self, "names")
-        #expect(tables == "applied_files,legacy_activity,migration_state,operation_ledger,outcome_log,phase_history,readers,runner_lease,schema_version")
+        #expect(tables == "applied_files,legacy_activity,migration_state,operation_ledger,outcome_log,phase_history,reader_epochs,readers,runner_lease,schema_version")
     }
 
     @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {
@@ -86,6 +86,55 @@ struct ControlSchemaTests {
         }
         #expect(outcomes.filter { $0 == .installed(from: nil) }.count == 1)
         #expect(outcomes.filter { $0 == .current }.count == 3)
+    }
+
+    @Test func aVersion4InstallationUpgradesInPlaceAndKeepsItsRegistrationsAndLease() async throws {
+        try await Roles.withRoles("control_from_4") { roles in
+            let configuration = roles.configuration(roles.migrator)
+            let oldGrants = ControlSchemaVersion4.grants.replacing("cutover_migrator", with: roles.migrator)
+                .replacing("cutover_app", with: roles.app)
+            try await onThread {
+                let migrator = try PostgresConnection(configuration: configuration)
+                try migrator.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+                try migrator.execute(unsafeSQL: ControlSchemaVersion4.schema)
+                try migrator.execute(unsafeSQL: "INSERT INTO cutover.schema_version (version) VALUES (4)")
+                try migrator.execute(unsafeSQL: oldGrants)
+                try migrator.execute(unsafeSQL: """
+                    INSERT INTO cutover.migration_state (plan) VALUES ('drafts');
+                    INSERT INTO cutover.runner_lease (plan, pid, backend_start, database_role, os_user, application_name)
+                    SELECT 'drafts', pid, backend_start, current_user, 'ops', 'old-runner' FROM pg_stat_activity WHERE pid = pg_backend_pid();
+                    """)
+            }
+            let token = ReaderRegistry.makeToken()
+            try await roles.asApplication { app in
+                try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "4.0",
+                                             formats: ["v1", "v2"], token: token, on: app)
+            }
+            let installed = try await onThread { () -> ControlSchema.InstallOutcome in
+                try ControlSchema.install(on: try PostgresConnection(configuration: configuration))
+            }
+            #expect(installed == .installed(from: 4))
+            let grants = try roles.sql("roles/grant_application.sql")
+            _ = try await onThread { try PostgresConnection(configuration: configuration).execute(unsafeSQL: grants) }
+            // The registration made under version 4 goes on with its secret, and may now report its epoch.
+            let recorded = try await roles.asApplication { app in
+                try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "4.1",
+                                             formats: ["v1", "v2"], token: token, on: app)
+                return try ReaderRegistry.follows(instanceID: "web-1", token: token, plan: "drafts", epoch: 0, on: app)
+            }
+            #expect(recorded)
+            let (followers, lease) = try await roles.admin { connection in
+                (try ReaderRegistry.followers(plan: "drafts", on: connection),
+                 try connection.query("SELECT application_name, holder FROM cutover.runner_lease")[0].decode(String.self, "application_name"))
+            }
+            #expect(followers == [FleetMember(instanceID: "web-1", applicationName: "web", isLive: true, epoch: 0)])
+            #expect(lease == "old-runner")
+            // The application may read neither the epochs nor the lease.
+            let refused = try await roles.asApplication { app in
+                RolesTests.failure { try app.execute(unsafeSQL: "SELECT * FROM cutover.reader_epochs") }?.sqlState
+            }
+            #expect(refused == .insufficientPrivilege)
+        }
     }
 
     @Test func theFileStatesTheVersionTheBinaryRecords() throws {

@@ -8,7 +8,7 @@ struct ProgramTests {
     }
 
     @Test func exitCodesHaveExactlyTheContractsNumbers() {
-        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 64, 69, 75, 77, 129, 130, 143])
+        #expect(ExitCode.allCases.map(\.rawValue) == [0, 1, 3, 4, 64, 69, 75, 77, 129, 130, 143])
         #expect(ExitCode.done.rawValue == 0)
         #expect(ExitCode.error.rawValue == 1)
         #expect(ExitCode.refused.rawValue == 3)

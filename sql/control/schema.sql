@@ -1,4 +1,4 @@
--- Cutover's control schema, version 4.
+-- Cutover's control schema, version 5.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -12,7 +12,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- itself: save_draft and record_outcomes run as the schema's owner, a heartbeat is validated,
 -- capped and bound to its instance's registration secret, and no other role keeps direct rights
 -- on the ledger or the outcome log; it also adds the per-plan runner lease and the 'skipped'
--- outcome of a step asked for again after it happened.
+-- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
+-- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
+-- and binds the runner lease to the runner's own connection as well as to its server session.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -100,6 +102,12 @@ CREATE TABLE IF NOT EXISTS cutover.runner_lease (
 );
 REVOKE ALL ON cutover.runner_lease FROM PUBLIC;
 
+-- A secret of the runner's connection (version 5). Through a transaction pooler one server
+-- session serves many clients in turn, so the session alone cannot tell one runner from
+-- another: a lease is re-entered only by the connection that took it. NULL for a lease taken
+-- before version 5.
+ALTER TABLE cutover.runner_lease ADD COLUMN IF NOT EXISTS holder text;
+
 -- The checksum of every SQL file as it was applied; a file changed since is refused.
 CREATE TABLE IF NOT EXISTS cutover.applied_files (
     plan text NOT NULL,
@@ -118,9 +126,9 @@ CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
 );
 
 -- Application instances and the stored formats their readers understand. An instance is live
--- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it and
--- `cutover.reader_leave` removes it, and they are all an application role needs to be granted
--- here (they run as the schema's owner).
+-- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it,
+-- `cutover.reader_follows` records the epoch it follows and `cutover.reader_leave` removes it,
+-- and they are all an application role needs to be granted here (they run as the schema's owner).
 CREATE TABLE IF NOT EXISTS cutover.readers (
     instance_id text PRIMARY KEY CHECK (length(instance_id) BETWEEN 1 AND 255),
     application_name text NOT NULL CHECK (length(application_name) <= 255),
@@ -133,6 +141,19 @@ CREATE TABLE IF NOT EXISTS cutover.readers (
 -- sha256 of the secret the registering process chose: only that process may refresh or remove
 -- its registration while it is live. NULL for a registration made before version 4.
 ALTER TABLE cutover.readers ADD COLUMN IF NOT EXISTS token_sha256 bytea;
+
+-- The epoch of each plan's writer path that an instance follows, as it reported it (version 5):
+-- a report means that every operation the instance starts from then on takes the path of that
+-- epoch. Only the instance's registration secret may write it (cutover.reader_follows), and it
+-- goes with the registration.
+CREATE TABLE IF NOT EXISTS cutover.reader_epochs (
+    instance_id text NOT NULL REFERENCES cutover.readers (instance_id) ON DELETE CASCADE,
+    plan text NOT NULL CHECK (length(plan) BETWEEN 1 AND 255),
+    epoch bigint NOT NULL CHECK (epoch >= 0),
+    reported_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (instance_id, plan)
+);
+REVOKE ALL ON cutover.reader_epochs FROM PUBLIC;
 
 -- Version 3's heartbeat and leave took no secret, so any instance could rewrite or remove any
 -- other's registration.
@@ -199,6 +220,8 @@ BEGIN
            formats = v_formats, token_sha256 = v_token, registered_at = now(), last_seen_at = now()
      WHERE r.instance_id = p_instance_id AND r.last_seen_at <= now() - c_stale;
     IF FOUND THEN
+        -- What the silent process followed says nothing about the one taking over.
+        DELETE FROM cutover.reader_epochs e WHERE e.instance_id = p_instance_id;
         RETURN;
     END IF;
     IF EXISTS (SELECT FROM cutover.readers r WHERE r.instance_id = p_instance_id) THEN
@@ -238,6 +261,31 @@ RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_t
         RETURNING 1)
     SELECT EXISTS (SELECT FROM removed);
 $leave$;
+
+-- Records that the caller's own registration follows epoch p_epoch of plan p_plan's writer
+-- path, and refreshes the registration; false when there is no registration with that secret
+-- (it went silent and was taken over or removed: heartbeat again first). The plan must exist and
+-- the epoch be one it has reached (22023 otherwise): an instance reports only what it read.
+CREATE OR REPLACE FUNCTION cutover.reader_follows(p_instance_id text, p_token text, p_plan text, p_epoch bigint)
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $follows$
+DECLARE
+    v_current bigint;
+BEGIN
+    SELECT s.epoch INTO v_current FROM cutover.migration_state s WHERE s.plan = p_plan;
+    IF NOT FOUND OR p_epoch IS NULL OR p_epoch < 0 OR p_epoch > v_current THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_follows: the plan must exist and the epoch be one it has reached';
+    END IF;
+    UPDATE cutover.readers r SET last_seen_at = now()
+     WHERE r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'));
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO cutover.reader_epochs AS e (instance_id, plan, epoch) VALUES (p_instance_id, p_plan, p_epoch)
+    ON CONFLICT (instance_id, plan) DO UPDATE SET epoch = EXCLUDED.epoch, reported_at = now();
+    RETURN true;
+END
+$follows$;
 
 -- Adds save outcome counts to the current minute of the server's clock. The three arrays are
 -- parallel, one-dimensional, of 1 to 64 elements and without NULLs; a path is 'legacy' or
@@ -422,7 +470,8 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),
-    cutover.reader_leave(text, text)
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
   FROM PUBLIC;
 
 -- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
@@ -432,10 +481,10 @@ BEGIN
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
-                             'runner_lease')) <> 9 THEN
+                             'runner_lease', 'reader_epochs')) <> 10 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers and runner_lease in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs and runner_lease in schema cutover';
     END IF;
 END
 $check$;
@@ -455,7 +504,7 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'runner_lease') OR a.privilege_type <> 'SELECT')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease') OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);
     END LOOP;

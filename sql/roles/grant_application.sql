@@ -12,14 +12,15 @@ GRANT SELECT ON cutover.schema_version TO cutover_app;
 
 -- The save, the outcome counts and the reader registry go through functions that run as their
 -- owner and do only what they say: a claim in the ledger stands only with the write it belongs
--- to, counts go to the server's current minute and only under known codes, a heartbeat or leave
--- needs the registration's secret. The ledger, the outcome log and the registry need no grant,
--- and are given none.
+-- to, counts go to the server's current minute and only under known codes, a heartbeat, a leave
+-- or the report of the epoch an instance follows needs the registration's secret. The ledger, the
+-- outcome log and the registry need no grant, and are given none.
 GRANT EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),
-    cutover.reader_leave(text, text)
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
   TO cutover_app;
 
 -- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant).

@@ -19,13 +19,37 @@ import Synchronization
 /// A read that fails leaves the path where it was; ``health`` holds the last error, and `log`
 /// hears of the first failure in a row and of the recovery.
 ///
+/// Reads are single statements with no session state, so `configuration` may go through any
+/// pooler. LISTEN needs a session of its own, and through a transaction pooler (PgBouncer in
+/// `pool_mode = transaction`) notifications never arrive; give such an instance a direct
+/// connection for LISTEN (``Listening/direct(_:)``), or none (``Listening/off``): it then follows
+/// by polling alone, and says so once (``Event/pollingOnly(reason:)``, ``Health/pollingOnlyReason``).
+/// A standby cannot LISTEN at all (`cannot execute LISTEN during recovery`): connected to one, the
+/// path is followed by polling, behind the primary by the standby's replay lag, and reported
+/// once the same way.
+///
 /// Give it to a ``SaveRouter`` as its source:
 ///
 /// ```swift
 /// let fleet = try await FleetWriterPath.start(configuration: configuration)   // plan "drafts"
 /// let router = SaveRouter(legacy: legacy, modern: modern, following: fleet)
+///
+/// // Saves and reads through PgBouncer in transaction mode, LISTEN straight to PostgreSQL:
+/// let pooled = try await FleetWriterPath.start(configuration: throughPgBouncer, listening: .direct(toPostgres))
 /// ```
 public final class FleetWriterPath: WriterPathSource, Sendable {
+    /// Where the notifications that hasten a change come from.
+    public enum Listening: Sendable {
+        /// LISTEN on a connection made like the reads' (right when they reach PostgreSQL directly
+        /// or through a session pooler).
+        case onReadConnection
+        /// LISTEN on a connection of its own to this address: PostgreSQL itself, or a session
+        /// pool, when the reads go through a transaction pooler.
+        case direct(PostgresConfiguration)
+        /// No LISTEN: changes arrive by the poll alone.
+        case off
+    }
+
     /// The path and the epoch it was set at.
     public struct Setting: Sendable, Equatable, CustomStringConvertible {
         /// The writer path.
@@ -54,6 +78,9 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         public var lastError: (any Error)?
         /// Whether LISTEN is in place; while it is not, changes arrive by the poll only.
         public var isListening: Bool
+        /// Why the path is followed by polling alone (no LISTEN was asked for, or the server is
+        /// a standby); nil when LISTEN is in place or being retried.
+        public var pollingOnlyReason: String? = nil
 
         /// Whether the last read succeeded.
         public var isHealthy: Bool { lastError == nil }
@@ -69,6 +96,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         case readRecovered(failures: Int)
         /// The listening connection was lost or could not be made; it is being retried.
         case listenerLost(reason: String)
+        /// No LISTEN is made, for the reason given: changes arrive by the poll alone. Told once, at start.
+        case pollingOnly(reason: String)
 
         public var description: String {
             switch self {
@@ -76,6 +105,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
             case .readFailed(let error): "fleet writer path: reading the state failed, keeping the path held: \(error)"
             case .readRecovered(let failures): "fleet writer path: reading the state works again after \(failures) failed reads"
             case .listenerLost(let reason): "fleet writer path: listening connection lost, retrying: \(reason)"
+            case .pollingOnly(let reason): "fleet writer path: following by polling alone: \(reason)"
             }
         }
     }
@@ -84,7 +114,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     public let plan: String
     private let state: Mutex<State>
     private let pool: PostgresPool
-    private let listener: PostgresListener
+    private let listener: PostgresListener?
     private let log: @Sendable (Event) -> Void
     private let readRequests: AsyncStream<Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -106,12 +136,12 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         var isStopped = false
     }
 
-    private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener,
+    private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener?, pollingOnlyReason: String?,
                  log: @escaping @Sendable (Event) -> Void, readRequests: AsyncStream<Void>.Continuation) {
         self.plan = plan
         self.state = Mutex(State(setting: initial,
                                  health: Health(reads: 1, lastRead: .now, consecutiveFailures: 0, lastError: nil,
-                                                isListening: false)))
+                                                isListening: false, pollingOnlyReason: pollingOnlyReason)))
         self.pool = pool
         self.listener = listener
         self.log = log
@@ -122,30 +152,56 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     ///
     /// - Parameters:
     ///   - plan: the plan whose state to follow; `"drafts"`, the built-in plan, when omitted.
+    ///   - listening: where LISTEN goes; on a connection like the reads' unless told otherwise.
     ///   - pollInterval: how often the state is read even without a notification.
     ///   - log: hears of changes, failed reads and a lost listening connection; called from a
     ///     background task, so it must not block.
     /// - Throws: ``PhaseRunnerError/notInitialized(_:)`` when the plan has no state, or a
     ///   connection error.
     public static func start(configuration: PostgresConfiguration, plan: String = "drafts",
-                             pollInterval: Duration = .seconds(5),
+                             listening: Listening = .onReadConnection, pollInterval: Duration = .seconds(5),
                              log: @escaping @Sendable (Event) -> Void = { _ in }) async throws -> FleetWriterPath {
         // One connection, so that reads run one after another and their tickets follow that order.
         let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
         let initial: Setting
+        let listenTo: PostgresConfiguration?
+        var pollingOnlyReason: String?
         do {
-            initial = try await pool.withConnection { try Self.load(plan: plan, on: $0) }
+            (initial, listenTo, pollingOnlyReason) = try await pool.withConnection { connection in
+                let initial = try Self.load(plan: plan, on: connection)
+                switch listening {
+                case .off:
+                    return (initial, nil, "no connection for LISTEN was given")
+                case .onReadConnection:
+                    if try Self.isInRecovery(connection) {
+                        return (initial, nil, "the server is a standby, where LISTEN is impossible; polling every \(pollInterval)")
+                    }
+                    return (initial, configuration, nil)
+                case .direct(let direct):
+                    let listener = try PostgresConnection(configuration: direct)
+                    if try Self.isInRecovery(listener) {
+                        return (initial, nil, "the LISTEN server is a standby, where LISTEN is impossible; polling every \(pollInterval)")
+                    }
+                    return (initial, direct, nil)
+                }
+            }
         } catch {
             await pool.shutdown()
             throw error
         }
-        let listener = PostgresListener(configuration: configuration, channels: [MigrationState.notificationChannel])
+        let listener = listenTo.map { PostgresListener(configuration: $0, channels: [MigrationState.notificationChannel]) }
         // Holding one pending request at most is what coalesces a burst into one more read.
         let (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let fleet = FleetWriterPath(plan: plan, initial: initial, pool: pool, listener: listener, log: log,
-                                    readRequests: continuation)
+        let fleet = FleetWriterPath(plan: plan, initial: initial, pool: pool, listener: listener,
+                                    pollingOnlyReason: pollingOnlyReason, log: log, readRequests: continuation)
+        if let pollingOnlyReason { log(.pollingOnly(reason: pollingOnlyReason)) }
         fleet.follow(requests: requests, pollInterval: pollInterval)
         return fleet
+    }
+
+    /// Whether the server is a standby (`pg_is_in_recovery()`).
+    private static func isInRecovery(_ connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT pg_is_in_recovery() AS standby")[0].decode(Bool.self, "standby")
     }
 
     /// The path the next operation takes.
@@ -202,7 +258,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
             tasks = []
         }
         readRequests.finish()
-        await listener.stopAndWait()
+        await listener?.stopAndWait()
         let waiting = changes.withLock { waiting -> [Waiter] in
             defer { waiting = [] }
             return waiting
@@ -212,7 +268,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     }
 
     private func follow(requests: AsyncStream<Void>, pollInterval: Duration) {
-        let events = listener.events
+        let events = listener?.events ?? AsyncStream { $0.finish() }
         let plan = plan
         let readRequests = readRequests
         let log = log

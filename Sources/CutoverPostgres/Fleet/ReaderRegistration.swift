@@ -11,10 +11,14 @@ import Synchronization
 /// not yet silent for ``ReaderRegistry/takeoverAfter``), the instance registers under that ID
 /// with a random suffix instead, so that it is never missing from the registry.
 ///
+/// Given the ``FleetWriterPath`` the instance's router follows, it also reports the epoch it
+/// follows, with each heartbeat and as soon as the path changes, so that `phase switch
+/// --wait-for-fleet` knows when no instance writes down the old path any more.
+///
 /// ```swift
 /// let registration = try await ReaderRegistration(pool: pool, instanceID: hostName,
 ///                                                 applicationName: "billing-web", applicationVersion: "4.2.0",
-///                                                 formats: [.v1, .v2])
+///                                                 formats: [.v1, .v2], following: fleet)
 /// ```
 public final class ReaderRegistration: Sendable {
     /// The ID the instance is registered under: the one it asked for, or that one with a
@@ -27,15 +31,20 @@ public final class ReaderRegistration: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     /// Sends one heartbeat for an instance ID with the registration's secret.
     private let send: @Sendable (_ instanceID: String, _ token: String, PostgresConnection) throws -> Void
+    /// The writer path whose epoch is reported, if any.
+    private let fleet: FleetWriterPath?
 
     /// Registers now (throwing if that fails) and heartbeats in the background afterwards.
     ///
-    /// - Parameter onFailure: receives each background heartbeat's error; the next heartbeat
-    ///   tries again.
+    /// - Parameters:
+    ///   - following: the writer path the instance's router follows; its epoch is reported with
+    ///     every heartbeat and after every change.
+    ///   - onFailure: receives each background heartbeat's error; the next heartbeat tries again.
     public init(pool: PostgresPool, instanceID: String, applicationName: String, applicationVersion: String,
-                formats: [DraftFormat], interval: Duration = .seconds(30),
+                formats: [DraftFormat], interval: Duration = .seconds(30), following fleet: FleetWriterPath? = nil,
                 onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws {
         self.pool = pool
+        self.fleet = fleet
         requestedID = instanceID
         registeredID = Mutex(instanceID)
         let names = formats.map(\.rawValue)
@@ -43,17 +52,24 @@ public final class ReaderRegistration: Sendable {
             try ReaderRegistry.heartbeat(instanceID: id, applicationName: applicationName,
                                          applicationVersion: applicationVersion, formats: names, token: token, on: connection)
         }
-        try await heartbeat()
+        let first = try await heartbeat()
         task.withLock {
             $0 = Task { [weak self] in
+                var reported = first
                 while !Task.isCancelled {
-                    do {
-                        try await Task.sleep(for: interval)
-                    } catch {
-                        return
+                    // A change of the path followed is reported at once; otherwise a heartbeat
+                    // every interval.
+                    if let fleet, let held = reported {
+                        _ = await fleet.waitUntil(timeout: interval) { $0 != held }
+                    } else {
+                        do { try await Task.sleep(for: interval) } catch { return }
                     }
-                    guard let self else { return }
-                    do { try await self.heartbeat() } catch { onFailure(error) }
+                    guard !Task.isCancelled, let self else { return }
+                    do {
+                        reported = try await self.heartbeat()
+                    } catch {
+                        onFailure(error)
+                    }
                 }
             }
         }
@@ -61,8 +77,11 @@ public final class ReaderRegistration: Sendable {
 
     /// One heartbeat under the registered ID, or under a new suffixed one when another live
     /// process holds it (it took over this registration after a silence, or never let go of the
-    /// ID asked for).
-    func heartbeat() async throws {
+    /// ID asked for); then the epoch followed, when there is a path to follow.
+    ///
+    /// - Returns: the setting whose epoch was reported, if any.
+    @discardableResult
+    func heartbeat() async throws -> FleetWriterPath.Setting? {
         let id = instanceID
         let token = token
         let send = send
@@ -73,6 +92,15 @@ public final class ReaderRegistration: Sendable {
             try await pool.withConnection { try send(suffixed, token, $0) }
             registeredID.withLock { $0 = suffixed }
         }
+        guard let fleet else { return nil }
+        // Read after the heartbeat: what is reported is never older than what routes the next save.
+        let setting = fleet.current
+        let registered = instanceID
+        let plan = fleet.plan
+        try await pool.withConnection {
+            try ReaderRegistry.follows(instanceID: registered, token: token, plan: plan, epoch: setting.epoch, on: $0)
+        }
+        return setting
     }
 
     /// `id` with `-` and 8 random hexadecimal digits, within the registry's length limit.

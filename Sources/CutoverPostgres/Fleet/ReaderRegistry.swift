@@ -78,6 +78,43 @@ public enum ReaderRegistry {
         try connection.query("SELECT cutover.reader_leave(\(instanceID), \(token)) AS removed")[0].decode(Bool.self, "removed")
     }
 
+    /// Records that the instance's registration follows `epoch` of `plan`'s writer path: every
+    /// operation it starts from now on takes that epoch's path. Refreshes the registration too.
+    ///
+    /// - Returns: false when no registration of `instanceID` has this secret (it went silent and
+    ///   was taken over or removed): heartbeat first.
+    /// - Throws: ``ReaderRegistryError/invalid(_:)`` for a plan without state or an epoch it
+    ///   has not reached; a connection error.
+    @discardableResult
+    public static func follows(instanceID: String, token: String, plan: String, epoch: Int64,
+                               on connection: PostgresConnection) throws -> Bool {
+        do {
+            return try connection.query("""
+                SELECT cutover.reader_follows(\(instanceID), \(token), \(plan), \(epoch)) AS recorded
+                """)[0].decode(Bool.self, "recorded")
+        } catch let error as PostgresError {
+            throw ReaderRegistryError(error) ?? error
+        }
+    }
+
+    /// Every registered instance with the epoch of `plan` it last reported following (nil when
+    /// it never did), liveness judged against `staleAfter`. One statement.
+    public static func followers(plan: String, staleAfter: Duration = defaultStaleAfter,
+                                 on connection: PostgresConnection) throws -> [FleetMember] {
+        let seconds = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
+        let cut = Int32(maximumTextLength + 1)
+        return try connection.query("""
+            SELECT left(r.instance_id, \(cut)) AS instance_id, left(r.application_name, \(cut)) AS application_name,
+                   r.last_seen_at > now() - make_interval(secs => \(seconds)) AS live, e.epoch
+              FROM cutover.readers r LEFT JOIN cutover.reader_epochs e ON e.instance_id = r.instance_id AND e.plan = \(plan)
+             ORDER BY r.instance_id
+            """).map { row in
+            FleetMember(instanceID: try row.decode(String.self, "instance_id"),
+                        applicationName: try row.decode(String.self, "application_name"),
+                        isLive: try row.decode(Bool.self, "live"), epoch: try row.decode(Int64?.self, "epoch"))
+        }
+    }
+
     /// A new secret for one process's registration: 32 random bytes in hexadecimal.
     public static func makeToken() -> String {
         var generator = SystemRandomNumberGenerator()

@@ -75,10 +75,13 @@ public final class PhaseRunner {
 
     /// The connection the runner works on; it holds the plan's lease while a step runs.
     public let connection: PostgresConnection
-    /// Opens the separate session the runner's checks run on; nil opens one like ``connection``.
+    /// Opens the separate sessions the runner's checks and its files outside a transaction run
+    /// on; nil opens them like ``connection``.
     public let openSession: (@Sendable () throws -> PostgresConnection)?
     /// The session checks run on, opened when the first check runs.
     var checkConnection: PostgresConnection?
+    /// What ``PoolerDetection`` found ``connection`` goes through, once it has looked.
+    public private(set) var route: PoolerDetection.Route?
     /// The plan.
     public let source: PlanSource
     let options: Options
@@ -106,6 +109,7 @@ public final class PhaseRunner {
     /// - Returns: what happened to the control schema, and whether the state was created.
     @discardableResult
     public func initialize() throws -> (schema: ControlSchema.InstallOutcome, createdState: Bool) {
+        try requireOwnSession()
         let schema = try ControlSchema.install(on: connection)
         let created = try MigrationState.create(plan: plan.name, on: connection)
         return (schema, created)
@@ -139,6 +143,7 @@ public final class PhaseRunner {
     @discardableResult
     public func run(_ step: PhaseStep, expectedEpoch: Int64? = nil,
                     progress: (BackfillEngine.Progress) -> Void = { _ in }) throws -> StepReport {
+        try requireOwnSession()
         try RunnerLock.acquire(plan: plan.name, on: connection)
         defer { releaseLease() }
         let interrupted = try PhaseHistory.markInterrupted(plan: plan.name, on: connection)
@@ -230,6 +235,18 @@ public final class PhaseRunner {
                 + "to go back to the legacy writer run 'phase rollback switch'")
         }
         return step
+    }
+
+    /// Throws ``PoolerRefusal`` when ``connection`` goes through a transaction pooler: the
+    /// lease, the files and their bookkeeping need one server session for the whole step.
+    /// Looks once per runner.
+    public func requireOwnSession() throws {
+        if route == nil {
+            let openSession = openSession
+            let configuration = connection.configuration
+            route = try PoolerDetection.route(of: connection) { try openSession?() ?? PostgresConnection(configuration: configuration) }
+        }
+        if case .transactionPooled(let evidence) = route { throw PoolerRefusal.transactionPooler(evidence: evidence) }
     }
 
     /// Gives up the plan's lease. Best effort: when the connection is broken the server has
@@ -328,7 +345,7 @@ public final class PhaseRunner {
                     if isLast { try finish(connection) }
                 }
             } else {
-                try runner.runOutsideTransaction(text, table: plan.table, on: connection)
+                try runner.runOutsideTransaction(text, table: plan.table, on: connection, openSession: openSession)
                 try connection.withTransaction { connection in
                     try record(connection)
                     if isLast { try finish(connection) }

@@ -46,18 +46,25 @@ public enum RunnerLock {
         """
 
     /// Takes `plan`'s lease for this session, or throws ``RunnerLockError/held(by:plan:)``
-    /// naming the holder. Taking a lease this session holds already succeeds.
+    /// naming the holder. Taking a lease this connection holds already succeeds.
+    ///
+    /// The lease names the server session and `holder`, a secret of the connection
+    /// (``holderID(for:)`` unless given): a server session that a pooler passes from client to
+    /// client between transactions re-enters only the lease of the connection that took it, so
+    /// two runners are never both admitted through it. (``PhaseRunner`` refuses a transaction
+    /// pooler before it gets here; this holds even where that detection misses.)
     ///
     /// A holder that is running a statement is refused at once. A holder whose session sits
     /// idle may be a runner whose client has just died (its reply lost, its process killed)
     /// and whose session the server is about to end, so an idle holder is waited for, up to
     /// `idleHolderGrace`, before the refusal.
-    public static func acquire(plan: String, idleHolderGrace: Duration = .seconds(3),
+    public static func acquire(plan: String, idleHolderGrace: Duration = .seconds(3), holder holderID: String? = nil,
                                on connection: PostgresConnection) throws {
+        let holderID = holderID ?? Self.holderID(for: connection)
         let clock = ContinuousClock()
         let deadline = clock.now + idleHolderGrace
         while true {
-            if try take(plan: plan, on: connection) { return }
+            if try take(plan: plan, holder: holderID, on: connection) { return }
             // No holder left means it ended just now: take it again at once, within the grace.
             let holder = try holder(plan: plan, on: connection)
             let isWorthWaiting = try holder.map { try isIdle(pid: $0.pid, on: connection) } ?? true
@@ -67,17 +74,20 @@ public enum RunnerLock {
     }
 
     /// One attempt at the lease: true when this session holds it now.
-    private static func take(plan: String, on connection: PostgresConnection) throws -> Bool {
+    private static func take(plan: String, holder: String, on connection: PostgresConnection) throws -> Bool {
         // One statement, so two runners racing for the same plan serialize on the row: the
         // second sees the first's committed lease, alive, and takes nothing.
         !(try connection.query("""
-            INSERT INTO cutover.runner_lease AS l (plan, pid, backend_start, database_role, os_user, application_name)
-            SELECT \(plan), a.pid, a.backend_start, current_user, \(PhaseHistory.osUser), coalesce(a.application_name, '')
+            INSERT INTO cutover.runner_lease AS l (plan, pid, backend_start, database_role, os_user, application_name, holder)
+            SELECT \(plan), a.pid, a.backend_start, current_user, \(PhaseHistory.osUser), coalesce(a.application_name, ''), \(holder)
               FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()
             ON CONFLICT (plan) DO UPDATE
                SET pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start, database_role = EXCLUDED.database_role,
-                   os_user = EXCLUDED.os_user, application_name = EXCLUDED.application_name, acquired_at = now()
-             WHERE (l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start) OR NOT \(unsafeRaw: sessionAlive)
+                   os_user = EXCLUDED.os_user, application_name = EXCLUDED.application_name, acquired_at = now(),
+                   holder = EXCLUDED.holder
+             WHERE (l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start AND l.holder IS NOT DISTINCT FROM EXCLUDED.holder)
+                OR (l.holder IS NULL AND l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start)
+                OR NOT \(unsafeRaw: sessionAlive)
             RETURNING l.pid
             """).isEmpty)
     }
@@ -88,14 +98,23 @@ public enum RunnerLock {
             .first?.decode(Bool?.self, "idle") ?? false
     }
 
-    /// Gives up `plan`'s lease if this session holds it.
-    public static func release(plan: String, on connection: PostgresConnection) throws {
+    /// Gives up `plan`'s lease if this connection holds it.
+    public static func release(plan: String, holder holderID: String? = nil, on connection: PostgresConnection) throws {
+        let holderID = holderID ?? Self.holderID(for: connection)
         try connection.query("""
             DELETE FROM cutover.runner_lease l
-             WHERE l.plan = \(plan) AND l.pid = pg_backend_pid()
-               AND l.backend_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())
+             WHERE l.plan = \(plan) AND (l.holder = \(holderID) OR (l.holder IS NULL AND l.pid = pg_backend_pid()
+               AND l.backend_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())))
             """)
     }
+
+    /// The secret a connection's lease is bound to: random for this process, and this
+    /// connection's identity within it.
+    public static func holderID(for connection: PostgresConnection) -> String {
+        "\(processSecret)-\(UInt(bitPattern: ObjectIdentifier(connection).hashValue))"
+    }
+
+    private static let processSecret = ReaderRegistry.makeToken().prefix(32)
 
     /// The session holding `plan`'s lease, if one does.
     public static func holder(plan: String, on connection: PostgresConnection) throws -> Holder? {

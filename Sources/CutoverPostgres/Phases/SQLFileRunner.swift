@@ -57,7 +57,7 @@ public struct SQLFileRunner: Sendable {
                                  bookkeeping: (PostgresConnection) throws -> Void = { _ in }) throws -> Int {
         try withRetries { _ in
             try connection.withTransaction { connection in
-                try connection.execute(unsafeSQL: settings(local: true))
+                try connection.execute(unsafeSQL: localSettings)
                 try connection.execute(unsafeSQL: sql)
                 try bookkeeping(connection)
             }
@@ -66,16 +66,34 @@ public struct SQLFileRunner: Sendable {
 
     /// Runs `sql` outside a transaction (for `CONCURRENTLY`), retrying lock timeouts, and
     /// rebuilding any index on `table` that it leaves invalid.
+    ///
+    /// Such a file cannot run under `SET LOCAL`, and a `SET` on the runner's session would stay
+    /// with it. So it runs on a session of its own, opened by `openSession` (by default one like
+    /// `connection`'s), with the policy's timeouts set on it, and closed after it: the settings
+    /// end with that session. (On a session pooler, PgBouncer's `server_reset_query`, `DISCARD
+    /// ALL` by default, clears them when it closes; a transaction pooler is refused earlier.)
     @discardableResult
-    public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection) throws -> Int {
-        try withRetries { _ in
-            try dropInvalidIndexes(on: table, connection: connection)
-            try connection.execute(unsafeSQL: settings(local: false))
-            defer { _ = try? connection.execute(unsafeSQL: "RESET lock_timeout; RESET statement_timeout") }
-            try connection.execute(unsafeSQL: sql)
-            let invalid = try invalidIndexes(on: table, connection: connection)
+    public func runOutsideTransaction(_ sql: String, table: String, on connection: PostgresConnection,
+                                      openSession: (() throws -> PostgresConnection)? = nil) throws -> Int {
+        let open = openSession ?? { try PostgresConnection(configuration: connection.configuration) }
+        return try withRetries { _ in
+            let session = try open()
+            try session.execute(unsafeSQL: sessionSettings)
+            try dropInvalidIndexes(on: table, connection: session)
+            try session.execute(unsafeSQL: sql)
+            let invalid = try invalidIndexes(on: table, connection: session)
             if !invalid.isEmpty { throw InvalidIndexLeft(names: invalid) }
         }
+    }
+
+    /// The policy's timeouts, by setting.
+    private var settings: [(name: String, value: String)] {
+        [("lock_timeout", "\(milliseconds(policy.lockTimeout))ms"), ("statement_timeout", "\(milliseconds(policy.statementTimeout))ms")]
+    }
+
+    /// The policy's timeouts for the session they are set on: one of the file's own.
+    private var sessionSettings: String {
+        settings.map { "SET \($0.name) = '\($0.value)'" }.joined(separator: "; ")
     }
 
     /// The names of the invalid indexes on `table` (left by an interrupted concurrent build).
@@ -88,15 +106,13 @@ public struct SQLFileRunner: Sendable {
 
     private func dropInvalidIndexes(on table: String, connection: PostgresConnection) throws {
         for name in try invalidIndexes(on: table, connection: connection) {
-            try connection.execute(unsafeSQL: settings(local: false))
             try connection.query("DROP INDEX CONCURRENTLY IF EXISTS \(identifier: name)")
         }
     }
 
-    private func settings(local: Bool) -> String {
-        let scope = local ? "LOCAL " : ""
-        return "SET \(scope)lock_timeout = '\(milliseconds(policy.lockTimeout))ms'; "
-            + "SET \(scope)statement_timeout = '\(milliseconds(policy.statementTimeout))ms'"
+    /// The policy's timeouts for the transaction they are set in, and no longer.
+    private var localSettings: String {
+        settings.map { "SET LOCAL \($0.name) = '\($0.value)'" }.joined(separator: "; ")
     }
 
     private func milliseconds(_ duration: Duration) -> Int64 {

@@ -30,9 +30,41 @@ extension PhaseCommand {
 
     func runStep(_ step: PhaseStep) async throws -> ExitCode {
         if isDryRun { return try await dryRun(step) }
+        if parsed.path == ["switch"], parsed[PhaseCommandTree.waitForFleet] { return try await switchAndWaitForFleet(step) }
         let epoch = expectedEpoch
         let result = try await withRunner { runner in try StepResult(runner.run(step, expectedEpoch: epoch)) }
         console.printResult(result, format: format)
+        return .done
+    }
+
+    /// Runs the switch, then waits until every live registered instance reports its epoch:
+    /// progress on standard error, the result on standard output, and exit 4 with one line saying
+    /// what to do when `--fleet-timeout` passes first.
+    func switchAndWaitForFleet(_ step: PhaseStep) async throws -> ExitCode {
+        let epoch = expectedEpoch
+        let timeout = parsed[PhaseCommandTree.fleetTimeout] ?? .seconds(150)
+        let staleAfter = parsed[PhaseCommandTree.readerTimeout] ?? ReaderRegistry.defaultStaleAfter
+        let note: @Sendable (String) -> Void = { [self] line in self.note(line) }
+        let result = try await withRunner { runner -> FleetWaitResult in
+            let report = try runner.run(step, expectedEpoch: epoch)
+            note("\(step.name) \(report.isAlreadyDone ? "was done already" : "committed") at epoch \(report.epoch); "
+                 + "waiting up to \(DurationText.format(timeout)) for the fleet to follow it")
+            let catchUp = try FleetCatchUp.wait(plan: runner.plan.name, epoch: report.epoch, timeout: timeout, staleAfter: staleAfter,
+                                                isStopRequested: { StopSignals.shared.isStopRequested },
+                                                on: runner.connection) { note(FleetWaitResult.summary($0)) }
+            return FleetWaitResult(step: StepResult(report), catchUp: catchUp)
+        }
+        console.printResult(result, format: format)
+        guard result.catchUp.isComplete else {
+            let behind = result.catchUp.behind
+            throw CommandFailure(
+                "\(step.name) committed at epoch \(result.catchUp.epoch), but \(behind.count) of "
+                    + "\(behind.count + result.catchUp.following.count) live instances did not report following it within "
+                    + "\(DurationText.format(timeout)): \(behind.map { DisplayText.unquoted($0.description, limit: 300) }.joined(separator: ", "))",
+                details: ["they may still start saves down the old path; look at them ('phase readers'), then run the same command "
+                          + "again to wait again (it changes nothing), or 'phase rollback switch'"],
+                exitCode: .fleetBehind)
+        }
         return .done
     }
 

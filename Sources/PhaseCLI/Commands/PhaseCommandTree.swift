@@ -52,6 +52,14 @@ public enum PhaseCommandTree {
     public static let forceReaders = Flag(
         "force-readers",
         help: "Switch to modern without reader registry data showing that every live reader reads v2; the history records it.")
+    /// `switch --wait-for-fleet`
+    public static let waitForFleet = Flag(
+        "wait-for-fleet",
+        help: "After the switch commits, wait until every live registered instance reports that it follows the new epoch, with progress on stderr; exits 4 when --fleet-timeout passes first (the switch stays committed).")
+    /// `switch --fleet-timeout`
+    public static let fleetTimeout = Option(
+        "fleet-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(150), valueName: "duration",
+        help: "How long --wait-for-fleet waits; the default outlasts the 120s after which a silent instance counts as gone.")
     /// `--batch-size`
     public static let batchSize = Option("batch-size", type: .integer(in: 1...100_000), valueName: "rows",
                                          help: "Rows per transaction; the plan's batch size (1000 for drafts) when omitted.")
@@ -127,6 +135,10 @@ public enum PhaseCommandTree {
     public static let soakDuration = Option("duration", type: .duration(in: .seconds(5) ... .seconds(86_400)), default: .seconds(30),
                                             valueName: "duration", help: "How long to save under faults.")
 
+    /// `demo --application-url`, `soak --application-url`
+    public static let applicationURL = Option(
+        "application-url", type: .string, valueName: "url",
+        help: "Where the application instances connect instead of the database itself: a pooler in front of the same server (PgBouncer in transaction mode, say), as a postgresql:// URL whose database name is replaced by the throw-away one. The runner, the checks and LISTEN stay direct.")
     /// `soak --neighbour`
     public static let neighbour = Option(
         "neighbour", type: .choice(SoakNeighbour.self), valueName: "kind", isRepeatable: true,
@@ -176,8 +188,8 @@ public enum PhaseCommandTree {
                         discussion: "Old application versions keep working; their writes are mirrored into the modern representation.",
                         parameters: stepOptions),
             CommandSpec("switch", abstract: "Change the writer path of every application instance.",
-                        discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path.",
-                        parameters: [path, forceReaders, readerTimeout] + stepOptions),
+                        discussion: "Commits the new path and epoch and notifies every listening instance in the same transaction. Operations in flight keep their path. With --wait-for-fleet it then waits until every live registered instance reports following the new epoch; run again after it happened, it changes nothing and waits again.",
+                        parameters: [path, forceReaders, readerTimeout, waitForFleet, fleetTimeout] + stepOptions),
             CommandSpec("backfill", abstract: "Convert the rows that only have the legacy representation.",
                         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
                         parameters: [batchSize, niceRatio, batchDelay, maxReplicaLag] + stepOptions),
@@ -198,10 +210,10 @@ public enum PhaseCommandTree {
                         parameters: [sample, showValues]),
             CommandSpec("demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
                         discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
-                        parameters: [rows, duration]),
+                        parameters: [rows, duration, applicationURL]),
             CommandSpec("soak", abstract: "Save under injected faults across writer switches and a backfill, then check nothing was lost or done twice.",
                         discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
-                        parameters: [rows, soakDuration, neighbour]),
+                        parameters: [rows, soakDuration, applicationURL, neighbour]),
             CommandSpec("ledger", abstract: "Look after the operation ledger.", subcommands: [
                 CommandSpec("prune", abstract: "Delete ledger rows older than the retention, in batches.",
                             discussion: "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",

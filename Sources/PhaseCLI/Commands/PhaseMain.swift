@@ -2,6 +2,7 @@ import Cutover
 import CutoverPostgres
 import Foundation
 import PostgresClient
+import Synchronization
 
 /// The `phase` program: parses the arguments, runs the command, and maps every failure to one
 /// clear line on standard error and its exit code.
@@ -62,6 +63,11 @@ public enum PhaseMain {
                                   details: details, exitCode: .refused)
         case let lock as RunnerLockError:
             return CommandFailure(lock.description, exitCode: .lockHeld)
+        case let refusal as PoolerRefusal:
+            return CommandFailure(refusal.description, exitCode: .usage)
+        case let error as PostgresError where PhaseCommand.isStartupSettingsRefusal(error):
+            // PgBouncer refuses the start-up settings that bound the runner's session.
+            return CommandFailure(PoolerRefusal.startupSettingsRefused(error.message).description, exitCode: .usage)
         case let error as PostgresError where error.code == .connectionFailed:
             return CommandFailure("database unreachable: \(error.description)", exitCode: .databaseUnreachable)
         case let error as PostgresError where error.code == .accessDenied:
@@ -129,6 +135,22 @@ struct PhaseCommand: Sendable {
         ]
     }
 
+    /// Whether the command only reads, so that it may run through any pooler: everything but
+    /// init, the steps, rollbacks, ledger pruning and observe's automatic rollback.
+    var isReadOnly: Bool {
+        switch parsed.path.first {
+        case "status", "readers", "history", "check", "compare", "plan": true
+        case "observe": !parsed[PhaseCommandTree.autoRollback]
+        default: false
+        }
+    }
+
+    /// Whether connecting failed because something between refused the start-up settings
+    /// (PgBouncer's `unsupported startup parameter: options`).
+    static func isStartupSettingsRefusal(_ error: PostgresError) -> Bool {
+        error.message.contains("unsupported startup parameter")
+    }
+
     /// The longest any statement of `phase` waits for a lock unless it sets its own.
     static let sessionLockTimeout: Duration = .seconds(10)
 
@@ -167,10 +189,25 @@ struct PhaseCommand: Sendable {
         let options = options ?? runnerOptions
         let console = console
         let quiet = isQuiet
+        let isReadOnly = isReadOnly
         return try await runOnDedicatedThread(named: "cutover-phase") {
+            let withoutStartupSettings = Mutex(false)
             let open: @Sendable () throws -> PostgresConnection = {
                 try StopSignals.shared.checkpoint()
-                let connection = try PostgresConnection(configuration: configuration)
+                var configuration = configuration
+                if withoutStartupSettings.withLock({ $0 }) { configuration.sessionSettings = [:] }
+                let connection: PostgresConnection
+                do {
+                    connection = try PostgresConnection(configuration: configuration)
+                } catch let error as PostgresError where isReadOnly && Self.isStartupSettingsRefusal(error) {
+                    // A pooler (PgBouncer) takes no start-up settings. A command that only reads
+                    // goes on without them, bounded by its client-side response timeout and the
+                    // checks' transaction-local timeouts.
+                    withoutStartupSettings.withLock { $0 = true }
+                    if !quiet { console.printDiagnostic("note: the server's pooler refused the session's start-up settings; reading without them") }
+                    configuration.sessionSettings = [:]
+                    connection = try PostgresConnection(configuration: configuration)
+                }
                 connection.noticeHandler = { _ in }
                 StopSignals.shared.register(connection.canceller)
                 return connection

@@ -23,9 +23,12 @@ struct DemoCommand: Sendable {
             cleanup.run()
         }
         let configuration = PostgresConfiguration(connectionString: place.url, connectTimeout: .seconds(10))
+        let application = try place.applicationURL(command.parsed[PhaseCommandTree.applicationURL], label: "demo")
+            .map { PostgresConfiguration(connectionString: $0, connectTimeout: .seconds(10)) }
+        if application != nil { note("the application instances connect through --application-url; the runner and LISTEN go direct") }
         let result: DemoResult
         do {
-            result = try await walk(configuration)
+            result = try await walk(configuration, application: application)
         } catch {
             // Interrupted: the database went away under the fleet. Leave as the signal says.
             if let signal = StopSignals.shared.received {
@@ -43,7 +46,9 @@ struct DemoCommand: Sendable {
     private func heading(_ text: String) { command.note("== \(text)") }
 
     /// The migration, step by step, under load.
-    private func walk(_ configuration: PostgresConfiguration) async throws -> DemoResult {
+    ///
+    /// - Parameter application: where the instances connect, when not to `configuration` (a pooler).
+    private func walk(_ configuration: PostgresConfiguration, application: PostgresConfiguration?) async throws -> DemoResult {
         let rows = rows
         let slice = duration / 6
         try await runOnDedicatedThread {
@@ -56,10 +61,13 @@ struct DemoCommand: Sendable {
         try await runner.step("init") { try $0.initialize() }
 
         heading("fleet: 2 old application versions (plain SQL, read v1) and 3 current instances (router + store, read v1 and v2)")
-        let old = (1...2).map { OldApplicationInstance(name: "legacy-app-\($0)", configuration: configuration, drafts: rows, ledger: ledger) }
+        let old = (1...2).map {
+            OldApplicationInstance(name: "legacy-app-\($0)", configuration: application ?? configuration, drafts: rows, ledger: ledger)
+        }
         var modern: [ModernApplicationInstance] = []
         for index in 1...3 {
-            modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: configuration,
+            modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: application ?? configuration,
+                                                                    listenTo: application.map { _ in configuration },
                                                                     fleetEvents: { [command] name, event in
                 if case .changed = event { return }
                 command.note("   \(name): \(event)")

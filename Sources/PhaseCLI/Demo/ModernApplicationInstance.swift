@@ -31,20 +31,27 @@ final class ModernApplicationInstance: Sendable {
     }
 
     /// Starts an instance; `fleetEvents` hears what its fleet writer path reports, with the
-    /// instance's name.
-    static func start(name: String, configuration: PostgresConfiguration,
+    /// instance's name. `listenTo`, when given, is a direct connection for LISTEN, for an
+    /// instance whose `configuration` goes through a transaction pooler.
+    static func start(name: String, configuration: PostgresConfiguration, listenTo: PostgresConfiguration? = nil,
                       fleetEvents: @escaping @Sendable (String, FleetWriterPath.Event) -> Void = { _, _ in })
         async throws -> ModernApplicationInstance {
         var configuration = configuration
         configuration.applicationName = name
         let pool = PostgresPool(configuration: configuration, maximumConnections: 3)
         let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: .seconds(1))
-        let fleet = try await FleetWriterPath.start(configuration: configuration, pollInterval: .seconds(2),
+        var listening = FleetWriterPath.Listening.onReadConnection
+        if var direct = listenTo {
+            direct.applicationName = name + "-listen"
+            listening = .direct(direct)
+        }
+        let fleet = try await FleetWriterPath.start(configuration: configuration, listening: listening, pollInterval: .seconds(2),
                                                     log: { fleetEvents(name, $0) })
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                 following: fleet)
         let registration = try await ReaderRegistration(pool: pool, instanceID: name, applicationName: "drafts-app",
-                                                        applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(1))
+                                                        applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(1),
+                                                        following: fleet)
         return ModernApplicationInstance(name: name, router: router, fleet: fleet, pool: pool, store: store,
                                          registration: registration)
     }

@@ -11,6 +11,22 @@ struct ThrowawayDatabase: Sendable {
     /// Removes the cluster or drops the scratch database.
     let cleanup: @Sendable () -> Void
 
+    /// `given` (`--application-url`) made to reach this place: its database name replaced by
+    /// this one's, and this one's user and password where it names none. Nil when none is given.
+    func applicationURL(_ given: String?, label: String) throws -> String? {
+        guard let given else { return nil }
+        guard var components = URLComponents(string: given), components.scheme?.hasPrefix("postgres") == true,
+              let place = URLComponents(string: url) else {
+            throw CommandFailure("\(label) needs --application-url as a postgresql:// URL", exitCode: .usage)
+        }
+        components.path = place.path
+        if components.user == nil {
+            components.user = place.user
+            components.password = place.password
+        }
+        return components.string
+    }
+
     /// Prepares the place, saying where on standard error.
     ///
     /// - Parameters:

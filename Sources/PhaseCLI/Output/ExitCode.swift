@@ -6,6 +6,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case error = 1
     /// A step was refused by its checks; the failing checks were named (3).
     case refused = 3
+    /// `switch --wait-for-fleet`: the switch committed, but not every live registered instance
+    /// reported following its epoch within `--fleet-timeout` (4). Running the same command again
+    /// changes nothing and waits again.
+    case fleetBehind = 4
     /// The command line was wrong (64, `EX_USAGE`).
     case usage = 64
     /// The database could not be reached (69, `EX_UNAVAILABLE`).

@@ -48,12 +48,15 @@ struct SoakCommand: Sendable {
             signals.forEach { $0.cancel() }
             done.run()
         }
-        let result = try await soak(url: url, cluster: cluster)
+        let application = try place.applicationURL(command.parsed[PhaseCommandTree.applicationURL], label: "soak")
+        let result = try await soak(url: url, applicationURL: application, cluster: cluster)
         command.console.printResult(result, format: command.format)
         return result.exitCode
     }
 
-    private func soak(url: String, cluster: EphemeralCluster?) async throws -> SoakResult {
+    /// - Parameter applicationURL: where the instances' saves go (through the lossy proxy), when
+    ///   not to `url` itself: a pooler in front of the same server.
+    private func soak(url: String, applicationURL: String?, cluster: EphemeralCluster?) async throws -> SoakResult {
         let direct = PostgresConfiguration(connectionString: url, applicationName: "cutover-soak", connectTimeout: .seconds(10))
         let rows = rows
         try await runOnDedicatedThread {
@@ -63,7 +66,7 @@ struct SoakCommand: Sendable {
             try runner.initialize()
             try runner.run(.expand)
         }
-        guard var components = URLComponents(string: url) else {
+        guard var components = URLComponents(string: applicationURL ?? url) else {
             throw CommandFailure("soak needs a postgresql:// URL to put its proxy in front of", exitCode: .usage)
         }
         let proxy = try LossyProxy(targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
@@ -76,13 +79,15 @@ struct SoakCommand: Sendable {
         var fleet: [ModernApplicationInstance] = []
         for index in 1...3 {
             fleet.append(try await ModernApplicationInstance.start(name: "soak-app-\(index)", configuration: proxied,
+                                                                   listenTo: applicationURL.map { _ in direct },
                                                                    fleetEvents: { _, event in fleetEvents.add(Self.kind(of: event)) }))
         }
         let instances = fleet
         fleet.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
         let following = SwitchFollowing(configuration: direct)
         await following.start(instances)
-        command.note("3 instances saving through a lossy proxy; faults every few hundred milliseconds for \(DurationText.format(duration))")
+        command.note("3 instances saving through a lossy proxy\(applicationURL == nil ? "" : " and --application-url (LISTEN direct)"); "
+                     + "faults every few hundred milliseconds for \(DurationText.format(duration))")
 
         let faults = FaultCounts()
         let stop = Completion()
@@ -173,6 +178,7 @@ struct SoakCommand: Sendable {
         case .readFailed: "read failed"
         case .readRecovered: "read recovered"
         case .listenerLost: "listener lost"
+        case .pollingOnly: "polling only"
         }
     }
 

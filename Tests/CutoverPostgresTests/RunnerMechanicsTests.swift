@@ -117,10 +117,7 @@ struct RunnerMechanicsTests {
         let tally = ReadTally()
         let wanted = 3
         let release = Task {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while tally.state.withLock({ $0.readsWhileHeld }) < wanted && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            _ = try await eventually { tally.state.withLock { $0.readsWhileHeld } >= wanted }
             tally.state.withLock { $0.isReleasing = true }
             try holder.execute(unsafeSQL: "COMMIT")
         }

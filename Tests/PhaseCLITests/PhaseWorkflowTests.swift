@@ -136,15 +136,9 @@ struct PhaseWorkflowTests {
         // Expand has begun and meets the lock; it must wait it out, not fail. The holder lets go
         // once expand has been seen waiting for the lock and then no longer waiting: its lock
         // timeout fired at least once, however slowly a loaded machine runs it.
-        var hasWaited = false
-        var hasTimedOut = false
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !hasTimedOut && ContinuousClock.now < deadline {
-            let waiting = try await db.value(Int.self, "SELECT count(*) FROM pg_locks WHERE relation = 'drafts'::regclass AND NOT granted") ?? 0
-            if waiting > 0 { hasWaited = true } else if hasWaited { hasTimedOut = true }
-            if !hasTimedOut { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(hasTimedOut, "expand was never seen giving up a wait for the lock")
+        let isWaiting = { try await db.value(Int.self, "SELECT count(*) FROM pg_locks WHERE relation = 'drafts'::regclass AND NOT granted") ?? 0 > 0 }
+        #expect(try await eventually(pause: .milliseconds(10)) { try await isWaiting() }, "expand was never seen waiting for the lock")
+        #expect(try await eventually(pause: .milliseconds(10)) { try await !isWaiting() }, "expand never gave up its wait for the lock")
         try holder.execute(unsafeSQL: "COMMIT")
         let finished = try await onThread { try PhaseBinary.finish(expand) }
         #expect(finished.status == 0, "\(finished.diagnostics)")
@@ -232,11 +226,9 @@ struct PhaseWorkflowTests {
     /// Waits until a runner has begun a step (its history row is 'running').
     /// Waits until a step is running, within a bound that only turns a hang into a failure.
     private func waitUntilRunning(_ db: WorkflowDatabase) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE outcome = 'running'") == 1 { return }
-            try await Task.sleep(for: .milliseconds(20))
+        let isRunning = try await eventually {
+            try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE outcome = 'running'") == 1
         }
-        Issue.record("the runner never began its step")
+        if !isRunning { Issue.record("the runner never began its step") }
     }
 }

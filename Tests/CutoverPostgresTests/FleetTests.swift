@@ -30,22 +30,21 @@ struct FleetTests {
         }
         #expect(fleet.allSatisfy { $0.currentPath() == .legacy })
         let box = try await runner(db)
-        // Every listener must be in place before the switch: wait until all 16 sessions LISTEN.
-        for _ in 0..<200 {
-            let listening = try await db.sql { try $0.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'fleet-%' AND query LIKE 'LISTEN%'")[0].decode(Int.self, "n") }
-            if listening == 16 { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // Every listener must be in place before the switch: wait until all 16 sessions LISTEN,
+        // within a bound that only turns a hang into a failure.
+        try #require(try await eventually {
+            try await db.sql { try $0.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'fleet-%' AND query LIKE 'LISTEN%'")[0].decode(Int.self, "n") } == 16
+        })
         let switched = try await onThread { try box.runner.run(.switchModern).epoch }
-        let started = ContinuousClock.now
+        // Each member learns the switch from its notification: they poll once a minute, after
+        // this wait. How fast they learn it is the benchmark's to measure (100 ms p99), not a test's.
         let reached = await withTaskGroup(of: Bool.self) { group in
-            for member in fleet { group.addTask { await member.waitForEpoch(switched, timeout: .seconds(5)) } }
+            for member in fleet { group.addTask { await member.waitForEpoch(switched, timeout: .seconds(20)) } }
             var all: [Bool] = []
             for await result in group { all.append(result) }
             return all
         }
         #expect(reached == Array(repeating: true, count: 16))
-        #expect(ContinuousClock.now - started < .seconds(5))   // the bound of 100 ms p99 is measured by the benchmark
         #expect(fleet.allSatisfy { $0.currentPath() == .modern })
 
         // One instance loses its listening connection; the next switch still reaches it.

@@ -114,15 +114,13 @@ struct PostgresDraftStoreTests {
         let edit = request("edit", expected: 1, title: "Plan, revised")
         let save = Task { try await db.store.commit(edit, write: DraftCodecV2().encode(edit.content), path: .modern) }
         // Wait until the save is waiting on the row lock, then terminate its backend.
-        var terminated = false
-        for _ in 0..<100 where !terminated {
-            terminated = try await db.sql { connection in
+        let terminated = try await eventually {
+            try await db.sql { connection in
                 try connection.query("""
                     SELECT count(pg_terminate_backend(pid, 5000)) AS n FROM pg_stat_activity
                     WHERE application_name = 'cutover-store-test' AND wait_event_type = 'Lock' AND datname = current_database()
                     """)[0].decode(Int.self, "n") == 1
             }
-            if !terminated { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(terminated)
         let outcome = await save.result

@@ -12,32 +12,12 @@ import Testing
 struct RunnerEdgeTests {
     /// A database with seeded legacy drafts and the control schema, its plan at baseline.
     private func baseline(_ label: String, rows: Int = 30) async throws -> TestDatabase {
-        let database = try await TestPostgres.database(label)
-        try await onThread {
-            let connection = try database.connect()
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
-            try connection.query("""
-                INSERT INTO drafts (id, title, revision) SELECT 'seed-' || lpad(n::text, 4, '0'), 'Seed ' || n, 1
-                  FROM generate_series(1, \(rows)) AS n
-                """)
-            try PhaseRunner(connection: connection, source: try PlanSource.builtIn()).initialize()
-        }
-        return database
+        try await PlanFixtures.baseline(label, rows: rows)
     }
 
     /// The built-in drafts plan copied to a folder, with `edit` applied to its files.
     private func planFolder(_ edit: (inout [String: String]) -> Void) throws -> String {
-        let source = try PlanSource.builtIn()
-        var files = source.files
-        files["plan.json"] = try SQLFiles.text("drafts/plan.json")
-        edit(&files)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cutover-plan-\(UUID().uuidString)")
-        for (path, text) in files {
-            let url = folder.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try text.write(to: url, atomically: true, encoding: .utf8)
-        }
-        return folder.path
+        try PlanFixtures.folder(edit)
     }
 
     private func runner(_ connection: PostgresConnection, plan folder: String? = nil, options: PhaseRunner.Options = .init(),
@@ -57,16 +37,18 @@ struct RunnerEdgeTests {
 
     // MARK: Lost replies
 
-    @Test("a step whose last COMMIT reply was lost is reported done when run again", arguments: [
-        (PhaseStep.expand, "applied expand.sql"), (PhaseStep.contract, "applied contract_validate.sql"),
-    ])
-    func lostReplyThenDone(step: PhaseStep, armAfter line: String) async throws {
+    @Test("a step whose last COMMIT reply was lost is reported done when run again", arguments: [PhaseStep.expand, .contract])
+    func lostReplyThenDone(step: PhaseStep) async throws {
         let database = try await baseline("edge_lost_\(step.rawValue)")
         let (proxy, proxied) = try database.throughLossyProxy()
         defer { proxy.stop() }
         try await onThread {
             let direct = try database.connect()
             let prior = try self.runner(direct)
+            // The files this server runs (contract's differ before and from PostgreSQL 18): the
+            // reply is lost after the one before the last.
+            let files = prior.files(for: step)
+            let line = "applied " + files[files.count - 2].path
             for earlier in PhaseMachine.forwardSteps.prefix(while: { $0 != step }) { try prior.run(earlier) }
             let before = try prior.state()
             // The reply to the step's last transaction, the one that changes the phase, is lost.
@@ -193,7 +175,8 @@ struct RunnerEdgeTests {
             for step in [PhaseStep.expand, .switchModern, .backfill] { try runner.run(step) }
             #expect(throws: PostgresError.self) { try self.runner(connection, plan: failing).run(.contract) }
             #expect(try runner.state().phase == .backfilled)
-            #expect(try runner.halfDoneStep(in: .backfilled)?.appliedFiles == ["contract_constraint.sql"])
+            let first = try #require(runner.files(for: .contract).first?.path)
+            #expect(try runner.halfDoneStep(in: .backfilled)?.appliedFiles == [first])
             // The switch back is refused while contract's constraint stands, and says what to do.
             do {
                 try runner.rollback(undoing: .switch)
@@ -208,6 +191,12 @@ struct RunnerEdgeTests {
                 SELECT count(*) AS n FROM pg_constraint WHERE conrelid = 'drafts'::regclass AND conname = 'drafts_document_present'
                 """)[0].decode(Int.self, "n")
             #expect(constraints == 0)
+            // From PostgreSQL 18 the first file's NOT VALID constraint already made the column
+            // NOT NULL in pg_attribute; the revert leaves it nullable again on every version.
+            let isNotNull = try connection.query("""
+                SELECT attnotnull FROM pg_attribute WHERE attrelid = 'drafts'::regclass AND attname = 'document'
+                """)[0].decode(Bool.self, "attnotnull")
+            #expect(!isNotNull)
             #expect(try runner.rollback(undoing: .switch).to == .expanded)
             #expect(try self.columns(connection) == ["id", "title", "revision", "document"])
         }

@@ -106,30 +106,30 @@ struct RunnerMechanicsTests {
         let runner = SQLFileRunner(policy: .init(lockTimeout: .milliseconds(200), initialBackoff: .milliseconds(50),
                                                  maximumBackoff: .milliseconds(400)),
                                    onRetry: { _, delay, _ in retries.withLock { $0.append(delay) } })
-        // A long transaction reads the table for at least 2 s. Readers are compatible with it; the DDL is
-        // not, and while it waits for its lock every reader queues behind the DDL: the lock
-        // timeout is what keeps that wait short.
+        // A long transaction reads the table. Readers are compatible with it; the DDL is not,
+        // and while it waits for its lock every reader queues behind the DDL: the lock timeout
+        // is what ends that wait, so readers get through between the DDL's attempts.
         let holder = try database.connect(applicationName: "long-reader")
         try holder.execute(unsafeSQL: "BEGIN; SELECT count(*) FROM busy")
-        // It commits after 2 s, and not before the DDL has timed out at least once, however
-        // slowly a loaded machine connects the runner.
+        // Reads finished after the DDL's first timeout and while the holder still held its
+        // lock; the holder commits once a few have, or after a bound that turns a reader stuck
+        // behind the DDL into a failure rather than a hang.
+        let tally = ReadTally()
+        let wanted = 3
         let release = Task {
-            try await Task.sleep(for: .seconds(2))
-            while retries.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(20)) }
+            _ = try await eventually { tally.state.withLock { $0.readsWhileHeld } >= wanted }
+            tally.state.withLock { $0.isReleasing = true }
             try holder.execute(unsafeSQL: "COMMIT")
         }
-        let readerWaits = Task {
-            try await onThread { () -> Duration in
+        let reader = Task {
+            try await onThread {
                 let reader = try database.connect(applicationName: "reader")
-                var longest = Duration.zero
-                let end = ContinuousClock.now + .milliseconds(2500)
-                while ContinuousClock.now < end {
-                    let started = ContinuousClock.now
+                while !tally.state.withLock({ $0.isReleasing }) {
+                    let afterATimeout = !retries.withLock { $0.isEmpty }
                     _ = try reader.query("SELECT count(*) FROM busy")
-                    longest = max(longest, ContinuousClock.now - started)
-                    Thread.sleep(forTimeInterval: 0.02)
+                    // Counted only if the holder had not begun to commit when the read ended.
+                    tally.state.withLock { if afterATimeout && !$0.isReleasing { $0.readsWhileHeld += 1 } }
                 }
-                return longest
             }
         }
         let attempts = try await onThread {
@@ -137,10 +137,11 @@ struct RunnerMechanicsTests {
             return try runner.runInTransaction("ALTER TABLE busy ADD COLUMN note text", on: connection)
         }
         try await release.value
+        try await reader.value
         #expect(attempts > 1)
         #expect(retries.withLock { $0.count } == attempts - 1)
-        // At most one lock timeout (200 ms) plus scheduling; never the holder's 2 s.
-        #expect(try await readerWaits.value < .milliseconds(1900))
+        // Readers were not held behind the DDL for as long as the holder held its lock.
+        #expect(tally.state.withLock { $0.readsWhileHeld } >= wanted)
         let columns = try setup.query("SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'busy'")[0].decode(Int.self, "n")
         #expect(columns == 2)
     }
@@ -179,4 +180,9 @@ struct RunnerMechanicsTests {
         let valid = try connection.query("SELECT indisvalid FROM pg_index WHERE indexrelid = 'items_code'::regclass")[0].decode(Bool.self, at: 0)
         #expect(valid)
     }
+}
+
+/// Reads that finished while a lock holder still held its lock, and whether it has begun to let go.
+private final class ReadTally: Sendable {
+    let state = Mutex((readsWhileHeld: 0, isReleasing: false))
 }

@@ -50,8 +50,13 @@ struct StoreDatabase: Sendable {
         let configuration = PostgresConfiguration(connectionString: try pooler?.connectionString(for: database.connectionString)
                                                       ?? database.connectionString,
                                                   applicationName: "cutover-store-test", connectTimeout: .seconds(10))
-        let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize)
-        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        // The contract suite sends 100 saves at once over the pool's few connections: the last
+        // waits for a connection, then for the row, behind all the others, and on a loaded
+        // machine that takes longer than the pool's and the store's default 10 s and 5 s. The
+        // contract is that exactly one commits, not how fast; both bounds are tested with pools
+        // and stores of their own that set short ones.
+        let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize, acquireTimeout: .seconds(45))
+        let store = try await PostgresDraftStore(pool: pool, lockTimeout: .seconds(45), outcomeFlushInterval: nil)
         return StoreDatabase(database: database, pool: pool, store: store)
     }
 

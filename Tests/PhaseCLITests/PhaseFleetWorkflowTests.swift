@@ -32,12 +32,9 @@ struct PhaseFleetWorkflowTests {
         // 60 batches 200 ms apart: a dozen seconds of runway, so that a loaded machine that runs
         // this task late still kills the backfill midway.
         let started = try PhaseBinary.start(["backfill", "--batch-size", "100", "--batch-delay", "200ms"], databaseURL: db.url)
-        var cursor: String?
-        for _ in 0..<500 {
-            cursor = try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state")
-            if cursor != nil { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        #expect(try await eventually(pause: .milliseconds(10)) {
+            try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state") != nil
+        })
         try await Task.sleep(for: .milliseconds(300))
         kill(started.pid, SIGKILL)
         #expect(try await onThread { try PhaseBinary.finish(started) }.status == 128 + SIGKILL)

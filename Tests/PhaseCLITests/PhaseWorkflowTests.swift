@@ -133,8 +133,12 @@ struct PhaseWorkflowTests {
         try holder.execute(unsafeSQL: "BEGIN; LOCK TABLE drafts IN ACCESS EXCLUSIVE MODE")
         let expand = try PhaseBinary.start(["expand", "--lock-timeout", "200ms", "--max-backoff", "300ms"], databaseURL: db.url)
         try await waitUntilRunning(db)
-        // Expand has begun and meets the lock; it must wait it out, not fail.
-        try await Task.sleep(for: .seconds(2))
+        // Expand has begun and meets the lock; it must wait it out, not fail. The holder lets go
+        // once expand has been seen waiting for the lock and then no longer waiting: its lock
+        // timeout fired at least once, however slowly a loaded machine runs it.
+        let isWaiting = { try await db.value(Int.self, "SELECT count(*) FROM pg_locks WHERE relation = 'drafts'::regclass AND NOT granted") ?? 0 > 0 }
+        #expect(try await eventually(pause: .milliseconds(10)) { try await isWaiting() }, "expand was never seen waiting for the lock")
+        #expect(try await eventually(pause: .milliseconds(10)) { try await !isWaiting() }, "expand never gave up its wait for the lock")
         try holder.execute(unsafeSQL: "COMMIT")
         let finished = try await onThread { try PhaseBinary.finish(expand) }
         #expect(finished.status == 0, "\(finished.diagnostics)")
@@ -220,11 +224,11 @@ struct PhaseWorkflowTests {
     }
 
     /// Waits until a runner has begun a step (its history row is 'running').
+    /// Waits until a step is running, within a bound that only turns a hang into a failure.
     private func waitUntilRunning(_ db: WorkflowDatabase) async throws {
-        for _ in 0..<300 {
-            if try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE outcome = 'running'") == 1 { return }
-            try await Task.sleep(for: .milliseconds(20))
+        let isRunning = try await eventually {
+            try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE outcome = 'running'") == 1
         }
-        Issue.record("the runner never began its step")
+        if !isRunning { Issue.record("the runner never began its step") }
     }
 }

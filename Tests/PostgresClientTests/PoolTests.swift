@@ -40,14 +40,12 @@ struct PoolTests {
         #expect(pool.statistics.opened <= 8)
         await pool.shutdown()
         // The client closes at once; the server's backends take a moment to exit.
-        var remaining = -1
-        for _ in 0..<50 where remaining != 0 {
-            remaining = try await observer.withConnection { connection in
+        let isGone = try await eventually(pause: .milliseconds(100)) {
+            try await observer.withConnection { connection in
                 try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'pool-64'")[0].decode(Int.self, "n")
-            }
-            if remaining != 0 { try await Task.sleep(for: .milliseconds(100)) }
+            } == 0
         }
-        #expect(remaining == 0)
+        #expect(isGone)
         #expect(pool.statistics.open == 0)
         await observer.shutdown()
     }

@@ -1,3 +1,4 @@
--- Contract, 2 of 3: check the existing rows. VALIDATE takes SHARE UPDATE EXCLUSIVE, which
--- lets reads and writes go on while it scans.
+-- Contract, 2nd file: check the existing rows against drafts_document_present (the CHECK
+-- before PostgreSQL 18, the NOT NULL constraint from 18 on). VALIDATE takes SHARE UPDATE
+-- EXCLUSIVE, which lets reads and writes go on while it scans.
 ALTER TABLE drafts VALIDATE CONSTRAINT drafts_document_present;

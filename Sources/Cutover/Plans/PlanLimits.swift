@@ -34,6 +34,9 @@ public enum PlanLimits {
     /// Characters allowed in a check's expectation, such as `= 0`.
     public static let expectationLength: ClosedRange<Int> = 1...256
 
+    /// Characters allowed in a SQL file's `serverVersion`, such as `>= 18`.
+    public static let serverVersionLength: ClosedRange<Int> = 1...16
+
     /// Characters allowed in a check's message.
     public static let checkMessageLength: ClosedRange<Int> = 1...1_024
 

@@ -6,7 +6,7 @@
 /// order the format lists them.
 enum PlanManifestDecoder {
     private static let rootKeys = ["format", "name", "table", "legacyApplicationPattern", "modernWriterWindow", "steps"]
-    private static let fileKeys = ["file", "transaction"]
+    private static let fileKeys = ["file", "transaction", "serverVersion"]
     private static let checkKeys = ["name", "sql", "sqlFile", "expect", "message"]
     private static let listCount = 1...PlanLimits.maximumListCount
     private static let secondsPerUnit: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
@@ -114,7 +114,7 @@ enum PlanManifestDecoder {
         return files
     }
 
-    /// A path string, or where `allowsObject`, `{"file": path, "transaction": bool}`.
+    /// A path string, or where `allowsObject`, `{"file": path, "transaction": bool, "serverVersion": ">= 18"}`.
     private static func sqlFile(_ value: ManifestValue, allowsObject: Bool) throws(ManifestFault) -> PlanSQLFile {
         guard allowsObject else { return PlanSQLFile(path: try path(value)) }
         let entry = try value.require([.string, .object]) { value -> JSONValue? in
@@ -128,8 +128,15 @@ enum PlanManifestDecoder {
         try object.refuseUnknownKeys(allowed: fileKeys)
         return PlanSQLFile(
             path: try path(object["file"]),
-            runsInTransaction: try object.optional("transaction")?.boolean() ?? true
+            runsInTransaction: try object.optional("transaction")?.boolean() ?? true,
+            serverVersion: try object.optional("serverVersion").map(serverVersion)
         )
+    }
+
+    private static func serverVersion(_ value: ManifestValue) throws(ManifestFault) -> ServerVersionRange {
+        let text = try value.text(length: PlanLimits.serverVersionLength)
+        guard let range = ServerVersionRange(text) else { throw value.fault(.invalidServerVersion(text)) }
+        return range
     }
 
     private static func path(_ value: ManifestValue) throws(ManifestFault) -> String {

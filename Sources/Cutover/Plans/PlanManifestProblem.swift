@@ -57,6 +57,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case repeatedFile(String)
     /// A check's `expect` is not a ``CheckExpectation``.
     case invalidExpectation(String)
+    /// A file's `serverVersion` is not a ``ServerVersionRange``.
+    case invalidServerVersion(String)
     /// A check has both or neither of `sql` and `sqlFile`; the number it has.
     case checkQueryCount(found: Int)
     /// Two checks of one step share a name.
@@ -120,6 +122,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
             ("each file once in the list", "\(DisplayText.quoted(path)) again")
         case .invalidExpectation(let text):
             ("a comparison such as = 0, <= 100, != 0, = true, = 'text' or is null", DisplayText.quoted(text))
+        case .invalidServerVersion(let text):
+            ("a PostgreSQL major version range such as >= 18, < 18 or = 15", DisplayText.quoted(text))
         case .checkQueryCount(let count):
             ("exactly one of sql and sqlFile", count == 0 ? "neither" : "both")
         case .repeatedCheckName(let name):

@@ -2,7 +2,8 @@
 ///
 /// In a manifest, `"expand.sql"` runs in its own transaction;
 /// `{"file": "expand_index.sql", "transaction": false}` runs outside one, as
-/// `CREATE INDEX CONCURRENTLY` requires.
+/// `CREATE INDEX CONCURRENTLY` requires; `{"file": "x.sql", "serverVersion": ">= 18"}` runs only
+/// on servers of those major versions (see ``ServerVersionRange``).
 public struct PlanSQLFile: Sendable, Hashable {
     /// The path inside the plan folder: `/`-separated, of `A-Z a-z 0-9 _ . / -`, ending in `.sql`.
     public let path: String
@@ -10,9 +11,18 @@ public struct PlanSQLFile: Sendable, Hashable {
     /// Whether the file runs inside its own transaction; false only when the manifest says `"transaction": false`.
     public let runsInTransaction: Bool
 
-    init(path: String, runsInTransaction: Bool = true) {
+    /// The server versions the file runs on; nil, when the manifest gives none, for every version.
+    public let serverVersion: ServerVersionRange?
+
+    init(path: String, runsInTransaction: Bool = true, serverVersion: ServerVersionRange? = nil) {
         self.path = path
         self.runsInTransaction = runsInTransaction
+        self.serverVersion = serverVersion
+    }
+
+    /// Whether the file runs on a server of this `server_version_num` (180006 for 18.6).
+    public func runs(onServerVersionNumber number: Int) -> Bool {
+        serverVersion?.contains(serverVersionNumber: number) ?? true
     }
 
     /// What is wrong with `path` as a SQL file's path in a plan folder, or nil when nothing is.

@@ -57,6 +57,16 @@ public struct PlanStep: Sendable, Hashable {
     /// The preconditions of the step's forward direction, in order; every one must pass before it runs.
     public let checks: [PlanCheck]
 
+    /// The ``apply`` files that a server of this `server_version_num` (180006 for 18.6) runs, in order.
+    public func apply(onServerVersionNumber number: Int) -> [PlanSQLFile] {
+        apply.filter { $0.runs(onServerVersionNumber: number) }
+    }
+
+    /// The ``revert`` files that a server of this `server_version_num` runs, in order.
+    public func revert(onServerVersionNumber number: Int) -> [PlanSQLFile] {
+        revert.filter { $0.runs(onServerVersionNumber: number) }
+    }
+
     /// Every SQL file the step names: apply, revert, backfill, then check files, in manifest order.
     public var sqlFilePaths: [String] {
         apply.map(\.path) + revert.map(\.path) + [backfill?.batch.path, backfill?.remaining.path].compactMap { $0 }

@@ -275,12 +275,10 @@ public final class PhaseRunner {
         }
         switch step {
         case .expand, .contract:
-            let files = plan.step(for: step)?.apply ?? []
-            return try applyFiles(files, step: step, from: state, to: target, attempt: attempt)
+            return try applyFiles(files(for: step), step: step, from: state, to: target, attempt: attempt)
         case .revertExpand, .revertContract:
-            let kind = PlanStep.Kind(step)
-            return try applyFiles(plan.step(kind)?.revert ?? [], step: step, from: state, to: target, attempt: attempt,
-                                  forgetting: kind)
+            return try applyFiles(files(for: step), step: step, from: state, to: target, attempt: attempt,
+                                  forgetting: PlanStep.Kind(step))
         case .switchModern, .switchLegacy:
             return try connection.withTransaction(finish)
         case .backfill:
@@ -401,7 +399,7 @@ public final class PhaseRunner {
     private func revertRefusal(_ step: PhaseStep, halfDone: HalfDoneStep?) -> String? {
         guard step == .revertContract else { return nil }
         let contract = plan.step(.contract)
-        if let last = contract?.apply.last?.path, halfDone?.appliedFiles.contains(last) == true {
+        if let last = files(for: .contract).last?.path, halfDone?.appliedFiles.contains(last) == true {
             return "contract's last file, \(last), has run: contract is past its point of no return; "
                 + "finish it with 'phase contract'"
         }
@@ -413,6 +411,19 @@ public final class PhaseRunner {
     }
 
     // MARK: Files
+
+    /// The SQL files `step` runs on the connected server, in order: the plan's files for it
+    /// (a revert's are its step's `revert`), less those whose `serverVersion` leaves this
+    /// server out; for backfill, its batch file.
+    public func files(for step: PhaseStep) -> [PlanSQLFile] {
+        let number = connection.serverVersion
+        switch step {
+        case .expand, .contract: return plan.step(for: step)?.apply(onServerVersionNumber: number) ?? []
+        case .revertExpand, .revertContract: return plan.step(for: step)?.revert(onServerVersionNumber: number) ?? []
+        case .backfill: return [plan.step(.backfill)?.backfill?.batch].compactMap { $0 }
+        case .switchModern, .switchLegacy: return []
+        }
+    }
 
     /// The checksum of a file's text: sha256 in hex, computed by the server.
     func checksum(_ text: String) throws -> String {

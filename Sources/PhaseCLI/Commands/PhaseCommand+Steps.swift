@@ -120,15 +120,7 @@ extension PhaseCommand {
                 refusal = error.reason ?? error.description
             }
             let checks = refusal == nil && !isAlreadyDone ? try runner.checks(before: step, state: state) : []
-            var files: [PlanSQLFile] = []
-            if !isAlreadyDone {
-                switch step {
-                case .expand, .contract: files = runner.plan.step(for: step)?.apply ?? []
-                case .revertExpand, .revertContract: files = runner.plan.step(for: step)?.revert ?? []
-                case .backfill: files = [runner.plan.step(.backfill)?.backfill?.batch].compactMap { $0 }
-                case .switchModern, .switchLegacy: files = []
-                }
-            }
+            let files = isAlreadyDone ? [] : runner.files(for: step)
             if isAlreadyDone { refusal = nil }
             return DryRunResult(step: step.name, phase: state.phase, refusal: refusal, isAlreadyDone: isAlreadyDone, checks: checks,
                                 files: files.map { ($0.path, $0.runsInTransaction, runner.source.text($0.path)) })

@@ -221,10 +221,13 @@ struct PlanResult: CommandResult {
         for step in plan.steps {
             out.append("\(step.kind):")
             for file in step.apply {
-                out.append("  apply \(file.path) (\(file.runsInTransaction ? "in a transaction" : "outside a transaction")); locks: \(LockSummary.describe(source.text(file.path)))")
+                let conditions = [file.runsInTransaction ? "in a transaction" : "outside a transaction"]
+                    + [file.serverVersion?.description].compactMap { $0 }
+                out.append("  apply \(file.path) (\(conditions.joined(separator: "; "))); locks: \(LockSummary.describe(source.text(file.path)))")
             }
             for file in step.revert {
-                out.append("  revert \(file.path); locks: \(LockSummary.describe(source.text(file.path)))")
+                let condition = file.serverVersion.map { " (\($0))" } ?? ""
+                out.append("  revert \(file.path)\(condition); locks: \(LockSummary.describe(source.text(file.path)))")
             }
             if let backfill = step.backfill {
                 out.append("  batches of \(backfill.batchSize) with \(backfill.batch.path); remaining rows by \(backfill.remaining.path)")
@@ -248,6 +251,7 @@ struct PlanResult: CommandResult {
             "steps": .array(plan.steps.map { step in
                 ["kind": .string(step.kind.rawValue),
                  "apply": .array(step.apply.map { ["path": .string($0.path), "transaction": .bool($0.runsInTransaction),
+                                                   "serverVersion": $0.serverVersion.map { .string($0.manifestText) } ?? .null,
                                                    "locks": .string(LockSummary.describe(source.text($0.path)))] }),
                  "revert": .array(step.revert.map { .string($0.path) }),
                  "backfill": step.backfill.map { backfill in

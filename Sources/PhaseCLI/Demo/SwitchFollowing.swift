@@ -70,6 +70,25 @@ final class SwitchFollowing: Sendable {
         }
     }
 
+    /// Waits until every instance has sent a save down the path of its open window since the
+    /// window opened, or `timeout` has passed. A driver that calls it before its next step gives
+    /// each stretch of one path its saves however slowly a loaded machine runs the fleet; an
+    /// instance that never saves down the path it holds is still reported once the bound passes.
+    func waitForSavesOnHeldPath(_ fleet: [ModernApplicationInstance], timeout: Duration) async {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let counts = await Self.counts(of: fleet)
+            let isWaiting = record.withLock { record in
+                record.windows.contains { window in
+                    window.closed == nil
+                        && (counts[window.instance]?.calls(on: window.setting.path) ?? 0) <= window.opened.calls(on: window.setting.path)
+                }
+            }
+            if !isWaiting { return }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Closes the windows still open, once the load has stopped.
     func finish(_ fleet: [ModernApplicationInstance]) async {
         let counts = await Self.counts(of: fleet)

@@ -107,6 +107,9 @@ struct SoakCommand: Sendable {
         var backfilled = false
         while ContinuousClock.now - started < duration {
             try await Task.sleep(for: .seconds(2))
+            // Not before every instance has saved down the path it holds: the verdict asks each
+            // stretch of one path for saves, which a loaded machine may take longer to send.
+            await following.waitForSavesOnHeldPath(instances, timeout: .seconds(30))
             let isHalfway = ContinuousClock.now - started > duration / 2
             do {
                 let phase = try await runOnDedicatedThread {

@@ -5,10 +5,13 @@ import Glibc
 
 /// A throw-away PostgreSQL server in a temporary folder, for tests and demos.
 ///
-/// ``start(options:)`` runs `initdb` and `pg_ctl` (found on `PATH` or under
-/// `/usr/lib/postgresql/*/bin`) on a free loopback port with a private socket folder and a
-/// random superuser password; as root it runs them as the `postgres` user, since PostgreSQL
-/// refuses to run as root. ``stop()`` stops the server and deletes the folder. A watchdog
+/// ``start(options:)`` runs `initdb` and `pg_ctl` on a free loopback port with a private socket
+/// folder and a random superuser password; as root it runs them as the `postgres` user, since
+/// PostgreSQL refuses to run as root. The programs come from the folder that the environment
+/// variable `CUTOVER_PG_BINDIR` names when it is set (an error names it when it holds no
+/// runnable `initdb` and `pg_ctl`), else from `PATH`, else from the newest
+/// `/usr/lib/postgresql/*/bin`; ``binDirectory`` says which, so that other programs of the same
+/// installation (`pg_basebackup`, `postgres`) can be found beside them. ``stop()`` stops the server and deletes the folder. A watchdog
 /// process does the same if this process dies without stopping it (a crash, SIGKILL, Ctrl-C).
 ///
 /// ```swift
@@ -45,6 +48,9 @@ public final class EphemeralCluster: Sendable {
     let tools: PostgresTools
     private let stopped = StopFlag()
 
+    /// The folder of the server programs this cluster runs: other programs of the same
+    /// PostgreSQL installation, such as `pg_basebackup`, are found beside `initdb` here.
+    public var binDirectory: String { tools.folder }
     /// The data folder.
     public var dataDirectory: String { directory + "/data" }
     /// The server's log file.
@@ -77,6 +83,12 @@ public final class EphemeralCluster: Sendable {
     public func configuration(database: String = "postgres", applicationName: String? = nil) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: url(database: database), applicationName: applicationName,
                               connectTimeout: .seconds(10))
+    }
+
+    /// The folder of server programs that ``start(options:)`` would run, chosen from
+    /// `CUTOVER_PG_BINDIR`, `PATH` and `/usr/lib/postgresql/*/bin` as the type's summary says.
+    public static func locateBinDirectory() throws -> String {
+        try PostgresTools.locateFolder(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Starts a new cluster without blocking Swift's cooperative threads.

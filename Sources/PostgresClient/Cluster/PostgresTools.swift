@@ -5,24 +5,21 @@ import Glibc
 
 /// The PostgreSQL server programs, and how to run them as a user PostgreSQL accepts.
 struct PostgresTools: Sendable {
-    let initdb: String
-    let pgCtl: String
+    /// The environment variable that names the folder of server programs to use.
+    static let folderVariable = "CUTOVER_PG_BINDIR"
+
+    /// The folder holding `initdb`, `pg_ctl` and their siblings (`pg_basebackup`, `postgres`…).
+    let folder: String
     /// The account the server runs as when this process is root: PostgreSQL refuses root.
     let serverAccount: (name: String, uid: uid_t, gid: gid_t)?
 
-    /// Finds `initdb` and `pg_ctl` on PATH, else in the newest `/usr/lib/postgresql/*/bin`.
-    static func locate() throws -> PostgresTools {
-        var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
-            .compactMap(Int.init).sorted(by: >)
-        folders += versions.map { "/usr/lib/postgresql/\($0)/bin" }
-        guard let folder = folders.first(where: {
-            FileManager.default.isExecutableFile(atPath: $0 + "/initdb")
-                && FileManager.default.isExecutableFile(atPath: $0 + "/pg_ctl")
-        }) else {
-            throw EphemeralClusterError(
-                message: "cannot start a PostgreSQL server: initdb and pg_ctl were not found on PATH or under /usr/lib/postgresql/*/bin (install the postgresql package, or set DATABASE_URL to an existing server)")
-        }
+    var initdb: String { folder + "/initdb" }
+    var pgCtl: String { folder + "/pg_ctl" }
+
+    /// Finds the server programs: in `CUTOVER_PG_BINDIR` when it is set, else on PATH, else in
+    /// the newest `/usr/lib/postgresql/*/bin`.
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresTools {
+        let folder = try locateFolder(environment: environment)
         var account: (String, uid_t, gid_t)?
         if geteuid() == 0 {
             guard let entry = getpwnam("postgres") else {
@@ -31,7 +28,34 @@ struct PostgresTools: Sendable {
             }
             account = ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
         }
-        return PostgresTools(initdb: folder + "/initdb", pgCtl: folder + "/pg_ctl", serverAccount: account)
+        return PostgresTools(folder: folder, serverAccount: account)
+    }
+
+    /// The folder of server programs, chosen as ``locate(environment:)`` says.
+    static func locateFolder(environment: [String: String]) throws -> String {
+        if let chosen = environment[folderVariable], !chosen.isEmpty {
+            let missing = ["initdb", "pg_ctl"].filter { !isProgram(chosen + "/" + $0) }
+            guard missing.isEmpty else {
+                throw EphemeralClusterError(
+                    message: "\(folderVariable)=\(chosen) is no folder of PostgreSQL server programs: it has no runnable \(missing.joined(separator: " or ")) (point it at the bin folder of a PostgreSQL installation, or unset it)")
+            }
+            return chosen
+        }
+        var folders = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        folders += versions.map { "/usr/lib/postgresql/\($0)/bin" }
+        guard let folder = folders.first(where: { isProgram($0 + "/initdb") && isProgram($0 + "/pg_ctl") }) else {
+            throw EphemeralClusterError(
+                message: "cannot start a PostgreSQL server: initdb and pg_ctl were not found in \(folderVariable), on PATH or under /usr/lib/postgresql/*/bin (install the postgresql package, set \(folderVariable), or set DATABASE_URL to an existing server)")
+        }
+        return folder
+    }
+
+    private static func isProgram(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && !isFolder.boolValue
+            && FileManager.default.isExecutableFile(atPath: path)
     }
 
     /// A new folder under the temporary folder, owned by the server's account.

@@ -61,7 +61,7 @@ struct PlanManifestRefusalTests {
                 with: "", "steps: expected a backfill step; found none"),
         Refusal("an unknown key in a file object", replacing: #""transaction": false}"#,
                 with: #""transaction": false, "timeout": 5}"#,
-                #"steps[0].apply[1]: expected only the keys file, transaction; found unknown key "timeout""#),
+                #"steps[0].apply[1]: expected only the keys file, transaction, serverVersion; found unknown key "timeout""#),
         Refusal("an unknown key in a check", replacing: #""expect": "= 0","#, with: #""expect": "= 0", "severity": 1,"#,
                 #"steps[3].checks[0]: expected only the keys name, sql, sqlFile, expect, message; "#
                     + #"found unknown key "severity""#),

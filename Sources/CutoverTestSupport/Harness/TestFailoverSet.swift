@@ -43,6 +43,8 @@ public enum TestFailoverSet {
             let starting = Task {
                 let cluster = try await AutoFailoverCluster.start()
                 started.withLock { $0 = cluster }
+                // For the record: how long a set takes to start on this machine.
+                FileHandle.standardError.write(Data("pg_auto_failover set started in \(cluster.startDuration) in \(cluster.directory)\n".utf8))
                 atexit { TestFailoverSet.stop() }
                 return cluster
             }

@@ -102,40 +102,16 @@ struct Pgbench: Sendable {
     /// Runs a program to completion on a thread of its own; its output goes to `output`.
     /// Returns its exit status and the CPU time it used.
     ///
-    /// Spawned with an empty signal mask and default handlers: pgbench ends a timed run with
-    /// SIGALRM, which a thread of this process may have blocked or ignored (Foundation's
-    /// `Process` passes that on, and pgbench then never stops).
+    /// Spawned by ``ChildProcess``, with an empty signal mask and default handlers: pgbench
+    /// ends a timed run with SIGALRM, which a thread of this process may have blocked or
+    /// ignored (Foundation's `Process` passes that on, and pgbench then never stops).
     private static func execute(_ program: String, _ arguments: [String], environment: [String: String],
                                 output: String) async throws -> (status: Int32, cpu: Duration) {
         try await runOnDedicatedThread(named: "cutover-bench-pgbench") {
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var empty = sigset_t()
-            sigemptyset(&empty)
-            posix_spawnattr_setsigmask(&attributes, &empty)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGALRM, SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
+            // A fresh output file: the child appends to it.
+            try? FileManager.default.removeItem(atPath: output)
             let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-            let argv = ([program] + arguments).map { strdup($0) } + [nil]
-            let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer {
-                argv.forEach { free($0) }
-                envp.forEach { free($0) }
-            }
-            var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
-            guard spawned == 0 else { throw BenchError("cannot run \(program): \(String(cString: strerror(spawned)))") }
+            let pid = try ChildProcess.spawn([program] + arguments, environment: variables, output: output)
             var status: Int32 = 0
             var usage = rusage()
             while wait4(pid, &status, 0, &usage) < 0 {

@@ -42,7 +42,7 @@ struct StepIdempotenceTests {
         let (proxy, proxied) = try db.database.throughLossyProxy()
         defer { proxy.stop() }
         proxy.loseNextReplyToCommit()
-        let first = try await onThread { try PhaseBinary.run(["rollback", "switch"], databaseURL: proxied) }
+        let first = try await onThread { try PhaseBinary.run(["rollback", "switch", "--reconnect-for", "0s"], databaseURL: proxied) }
         #expect(proxy.lostReplyCount == 1)
         #expect(first.status == 69, "\(first.diagnostics)")
         #expect(first.diagnostics.contains("run the same command again"))

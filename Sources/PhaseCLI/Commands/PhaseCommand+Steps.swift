@@ -32,7 +32,7 @@ extension PhaseCommand {
         if isDryRun { return try await dryRun(step) }
         if parsed.path == ["switch"], parsed[PhaseCommandTree.waitForFleet] { return try await switchAndWaitForFleet(step) }
         let epoch = expectedEpoch
-        let result = try await withRunner { runner in try StepResult(runner.run(step, expectedEpoch: epoch)) }
+        let result = try await withReconnectingRunner(step: step) { runner in try StepResult(runner.run(step, expectedEpoch: epoch)) }
         console.printResult(result, format: format)
         return .done
     }
@@ -97,7 +97,7 @@ extension PhaseCommand {
         options.backfill = pace
         let reporter = console.progress(label: "backfill", total: nil, isQuiet: isQuiet)
         let epoch = expectedEpoch
-        let result = try await withRunner(options: options) { runner in
+        let result = try await withReconnectingRunner(step: .backfill, options: options) { runner in
             try StepResult(runner.run(.backfill, expectedEpoch: epoch) { progress in
                 reporter.update(completed: Int(progress.converted), total: Int(progress.total))
             })

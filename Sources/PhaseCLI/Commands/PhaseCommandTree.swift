@@ -41,6 +41,10 @@ public enum PhaseCommandTree {
     public static let epoch = Option(
         "epoch", type: .integer(atLeast: 0), valueName: "n",
         help: "The epoch 'phase status' showed: refuse if the plan has moved since, unless this very step is what moved it.")
+    /// `--reconnect-for`
+    public static let reconnectFor = Option(
+        "reconnect-for", type: .duration(in: .zero ... .seconds(3600)), default: .seconds(60), valueName: "duration",
+        help: "How long a step whose connection is lost (a failover, a restart) goes on reconnecting, to the primary a multi-host URL with target_session_attrs=read-write finds, and finishes; 0s disables.")
     /// `rollback`'s step.
     public static let rollbackStep = Argument(
         "step", type: .choice(RollbackTarget.self),
@@ -159,7 +163,7 @@ public enum PhaseCommandTree {
     /// The options that name standbys.
     static let standbyOptions: [any CommandParameter] = [standby, allowUninspectedStandby]
 
-    static let stepOptions: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, dryRun]
+    static let stepOptions: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun]
 
     /// The whole tree.
     public static let root = CommandSpec(

@@ -45,13 +45,26 @@ public enum ChildProcess {
         } else {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // An empty signal mask and default handlers: the child must not inherit what a thread
+        // of this process blocked or ignored, or a service that stops on SIGTERM never stops.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGALRM, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { envp?.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = envp.map { envp in envp.withUnsafeBufferPointer { posix_spawn(&pid, arguments[0], &actions, nil, argv, $0.baseAddress) } }
-            ?? posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        let result = envp.map { envp in envp.withUnsafeBufferPointer { posix_spawn(&pid, arguments[0], &actions, &attributes, argv, $0.baseAddress) } }
+            ?? posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard result == 0 else {
             throw EphemeralClusterError(message: "cannot run \(arguments[0]): \(String(cString: strerror(result)))")
         }

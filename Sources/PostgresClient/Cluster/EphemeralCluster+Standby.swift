@@ -45,7 +45,7 @@ extension EphemeralCluster {
             standbySettings["hot_standby"] = standbySettings["hot_standby"] ?? "on"
             var lastError: (any Error)?
             for _ in 0..<3 {
-                let port = try Self.freePort()
+                let port = try Self.freeLoopbackPort()
                 var all = [
                     "port": String(port),
                     "unix_socket_directories": "'\(directory)/socket'",

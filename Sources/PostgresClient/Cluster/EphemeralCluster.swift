@@ -113,7 +113,7 @@ public final class EphemeralCluster: Sendable {
             try tools.makeSocketDirectory(directory + "/socket")
             var lastError: (any Error)?
             for _ in 0..<3 {
-                let port = try freePort()
+                let port = try freeLoopbackPort()
                 try tools.writeSettings(dataDirectory: directory + "/data",
                                         settings: baseSettings(port: port, directory: directory, options: options))
                 do {
@@ -175,7 +175,9 @@ public final class EphemeralCluster: Sendable {
         return settings
     }
 
-    static func freePort() throws -> Int {
+    /// A loopback TCP port that nothing listens on now (the kernel's choice), for a server to
+    /// take; another process may take it first, so a start that cannot bind tries another.
+    public static func freeLoopbackPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw EphemeralClusterError(message: "cannot open a socket to find a free port") }
         defer { close(descriptor) }

@@ -10,8 +10,9 @@ struct WorkflowDatabase: Sendable {
 
     var url: String { database.connectionString }
 
-    static func make(_ label: String, rows: Int = 200) async throws -> WorkflowDatabase {
-        let database = try await TestPostgres.database(label)
+    /// Seeds `rows` legacy drafts in `database`, or in a new database of the test server.
+    static func make(_ label: String, rows: Int = 200, in given: TestDatabase? = nil) async throws -> WorkflowDatabase {
+        let database = if let given { given } else { try await TestPostgres.database(label) }
         try await onThread {
             let connection = try database.connect()
             try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))

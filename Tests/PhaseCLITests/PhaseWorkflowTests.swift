@@ -136,9 +136,13 @@ struct PhaseWorkflowTests {
         // Expand has begun and meets the lock; it must wait it out, not fail. The holder lets go
         // once expand has been seen waiting for the lock and then no longer waiting: its lock
         // timeout fired at least once, however slowly a loaded machine runs it.
-        let isWaiting = { try await db.value(Int.self, "SELECT count(*) FROM pg_locks WHERE relation = 'drafts'::regclass AND NOT granted") ?? 0 > 0 }
-        #expect(try await eventually(pause: .milliseconds(10)) { try await isWaiting() }, "expand was never seen waiting for the lock")
-        #expect(try await eventually(pause: .milliseconds(10)) { try await !isWaiting() }, "expand never gave up its wait for the lock")
+        let observer = try db.database.connect(applicationName: "lock-observer")
+        let isWaiting = {
+            try observer.query("SELECT count(*) AS n FROM pg_locks WHERE relation = 'drafts'::regclass AND NOT granted")[0]
+                .decode(Int.self, "n") > 0
+        }
+        #expect(try await eventually(pause: .milliseconds(10)) { try isWaiting() }, "expand was never seen waiting for the lock")
+        #expect(try await eventually(pause: .milliseconds(10)) { try !isWaiting() }, "expand never gave up its wait for the lock")
         try holder.execute(unsafeSQL: "COMMIT")
         let finished = try await onThread { try PhaseBinary.finish(expand) }
         #expect(finished.status == 0, "\(finished.diagnostics)")

@@ -1,5 +1,6 @@
 import CutoverTestSupport
 import Foundation
+import PostgresClient
 import Testing
 
 /// `phase soak` and `phase demo` with the application's saves going through a real PgBouncer
@@ -7,16 +8,21 @@ import Testing
 /// and LISTEN go direct.
 @Suite("phase soak and demo through PgBouncer", .timeLimit(.minutes(3)))
 struct PooledSoakTests {
-    /// The test server, PgBouncer in transaction mode in front of it with 4 server connections, and its URL through it.
-    private static func pooledServer() async throws -> (server: String, pooler: PgBouncerProcess, pooled: String) {
-        let server = try await TestPostgres.shared().adminConnectionString
+    /// A cluster of the test's own (so that no other test counts its scratch databases),
+    /// PgBouncer in transaction mode in front of it with 4 server connections, and the URLs of both.
+    private static func pooledServer() async throws -> (server: String, cluster: EphemeralCluster, pooler: PgBouncerProcess, pooled: String) {
+        let cluster = try await EphemeralCluster.start()
+        let server = cluster.url()
         let pooler = try await PgBouncerProcess.start(server: server, options: .init(poolMode: .transaction, poolSize: 4))
-        return (server, pooler, try pooler.connectionString(for: server))
+        return (server, cluster, pooler, try pooler.connectionString(for: server))
     }
 
     @Test func theSoakThroughATransactionPoolerLosesNothingAndFailsNoSave() async throws {
-        let (server, pooler, pooled) = try await Self.pooledServer()
-        defer { pooler.stop() }
+        let (server, cluster, pooler, pooled) = try await Self.pooledServer()
+        defer {
+            pooler.stop()
+            cluster.stop()
+        }
         let run = try await onThread {
             try PhaseBinary.run(["soak", "--duration", "15s", "--rows", "300", "--application-url", pooled, "--format", "json"],
                                 databaseURL: server)
@@ -36,8 +42,11 @@ struct PooledSoakTests {
     }
 
     @Test func theDemoThroughATransactionPoolerVerifiesEveryInvariant() async throws {
-        let (server, pooler, pooled) = try await Self.pooledServer()
-        defer { pooler.stop() }
+        let (server, cluster, pooler, pooled) = try await Self.pooledServer()
+        defer {
+            pooler.stop()
+            cluster.stop()
+        }
         let run = try await onThread {
             try PhaseBinary.run(["demo", "--rows", "300", "--duration", "6s", "--application-url", pooled], databaseURL: server)
         }

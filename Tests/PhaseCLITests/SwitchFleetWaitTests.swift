@@ -33,8 +33,10 @@ struct SwitchFleetWaitTests {
         }
         let behind = try await db.phase(["switch", "legacy", "--wait-for-fleet", "--fleet-timeout", "2s"])
         #expect(behind.status == 4, "\(behind.diagnostics)")
-        #expect(behind.diagnostics.contains(
-            "Error: switch legacy committed at epoch 3, but 1 of 2 live instances did not report following it within 2s: batch-7 (no epoch reported)"),
+        // web-1 may or may not have followed within those 2s (its poll and the notification race the
+        // timeout on a loaded machine); batch-7, which never reports, is always named.
+        #expect(behind.diagnostics.contains("Error: switch legacy committed at epoch 3, but "), "\(behind.diagnostics)")
+        #expect(behind.diagnostics.contains("live instances did not report following it within 2s: batch-7 (no epoch reported)"),
                 "\(behind.diagnostics)")
         #expect(behind.output.contains("behind: batch-7 (no epoch reported)"), "\(behind.output)")
         #expect(try await db.value(String.self, "SELECT writer_path FROM cutover.migration_state") == "legacy")

@@ -59,7 +59,9 @@ public enum TestPostgres {
             atexit { TestPostgres.dropCreatedDatabases() }
             return Server(adminConnectionString: url, cluster: nil)
         }
-        let cluster = try await EphemeralCluster.start()
+        // Hundreds of tests run at once, each with pools of its own and phase binaries that open
+        // a runner's, a checker's and sometimes a file's session: 300 slots run out.
+        let cluster = try await EphemeralCluster.start(options: .init(settings: ["max_connections": "1000"]))
         ownCluster.withLock { $0 = cluster }
         atexit { TestPostgres.stopCluster() }
         return Server(adminConnectionString: cluster.url(), cluster: cluster)

@@ -130,6 +130,8 @@ struct SoakCommand: Sendable {
                 command.note("a step failed under the faults, trying again: \(error)")
             }
         }
+        // The stretch after the last switch asks for saves too, so give it its turn.
+        await following.waitForSavesOnHeldPath(instances, timeout: .seconds(30))
         stop.finish()
         // Let the last restart finish before the instances resolve their last saves.
         await injector.ended.wait()

@@ -11,7 +11,7 @@ struct PlanFileTests {
     private func runBoth(_ folder: PlanFolder) async throws -> [PhaseBinary.Run] {
         let silent = try LoopbackSocket.silent()
         defer { withExtendedLifetime(silent) {} }
-        let url = "host=127.0.0.1 port=\(silent.port) dbname=app user=app"
+        let url = "host=127.0.0.1 port=\(silent.port) dbname=app user=app connect_timeout=5"
         return try await onThread {
             // A bounded wait, so that a hang fails the test instead of the run.
             [try PhaseBinary.finish(try PhaseBinary.start(["--plan", folder.path, "plan"]), limit: .seconds(60)),

@@ -48,7 +48,7 @@ struct StepIdempotenceTests {
         #expect(first.diagnostics.contains("run the same command again"))
         // The switch back did commit; the same command again reports it and changes nothing.
         // (Run once the server has ended the first one's sessions; until then it holds the plan.)
-        while try await db.value(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cutover-phase'") != 0 {
+        while try await db.value(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cutover-phase' AND datname = current_database()") != 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         let retry = try await onThread { try PhaseBinary.run(["rollback", "switch"], databaseURL: proxied) }

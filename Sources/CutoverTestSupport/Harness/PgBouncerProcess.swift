@@ -58,7 +58,7 @@ public final class PgBouncerProcess: Sendable {
         /// Transaction mode, two server connections per database and user.
         public init(poolMode: PoolMode = .transaction, poolSize: Int = 2, maximumClients: Int = 200,
                     users: [String: String] = [:], settings: [String: String] = [:],
-                    startTimeout: Duration = .seconds(20)) {
+                    startTimeout: Duration = .seconds(60)) {
             self.poolMode = poolMode
             self.poolSize = poolSize
             self.maximumClients = maximumClients
@@ -143,13 +143,20 @@ public final class PgBouncerProcess: Sendable {
                 let arguments = [program] + (account.map { ["-u", $0.name] } ?? []) + [directory + "/pgbouncer.ini"]
                 let pid = try ChildProcess.spawn(arguments, output: directory + "/pgbouncer.log")
                 startWatchdog(directory: directory, processID: pid)
-                switch awaitListening(processID: pid, port: port, timeout: options.startTimeout) {
+                switch awaitListening(processID: pid, port: port, timeout: options.startTimeout, log: directory + "/pgbouncer.log") {
                 case .listening:
                     return PgBouncerProcess(directory: directory, port: port, options: options, processID: pid,
                                             serverUser: user, serverPassword: components.password ?? "")
                 case .exited(let status):
                     lastFailure = "pgbouncer exited with status \(status): \(logTail(directory))"
                     guard lastFailure.contains("Address already in use") else { throw PgBouncerError(message: lastFailure) }
+                case .portTaken:
+                    // PgBouncer 1.18 goes on with its Unix socket alone when the TCP port is
+                    // taken: stop it and try another port.
+                    kill(pid, SIGKILL)
+                    _ = try? ChildProcess.wait(for: pid)
+                    lastFailure = "pgbouncer could not listen on port \(port): \(logTail(directory))"
+                    try? FileManager.default.removeItem(atPath: directory + "/pgbouncer.log")
                 case .timedOut:
                     kill(pid, SIGKILL)
                     _ = try? ChildProcess.wait(for: pid)
@@ -274,16 +281,20 @@ public final class PgBouncerProcess: Sendable {
     private enum StartOutcome {
         case listening
         case exited(Int32)
+        case portTaken
         case timedOut
     }
 
     /// Waits until the port accepts a TCP connection or the process ends, whichever is first.
-    private static func awaitListening(processID: pid_t, port: Int, timeout: Duration) -> StartOutcome {
+    private static func awaitListening(processID: pid_t, port: Int, timeout: Duration, log: String) -> StartOutcome {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             var status: Int32 = 0
             if waitpid(processID, &status, WNOHANG) == processID {
                 return .exited(status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
+            }
+            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains("cannot listen on 127.0.0.1:\(port)") {
+                return .portTaken
             }
             if accepts(port: port) { return .listening }
             usleep(20_000)

@@ -14,6 +14,11 @@ public enum TestPostgres {
     private static let counter = Atomic<Int>(0)
     private static let ownCluster = Mutex<EphemeralCluster?>(nil)
 
+    /// How long a test waits to connect. Hundreds of tests start at once on a machine of two
+    /// cores, beside servers that other tests start, so a connection may wait its turn for long:
+    /// that is load, not a failure of what a test asserts.
+    public static let connectTimeout: Duration = .seconds(60)
+
     /// The server in use: a URL for its maintenance database, and the cluster when we own it.
     public struct Server: Sendable {
         /// A connection string for the server's `postgres` database.
@@ -51,7 +56,7 @@ public enum TestPostgres {
 
     private static func adminConfiguration(_ server: Server) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: server.adminConnectionString, applicationName: "cutover-tests",
-                              connectTimeout: .seconds(10))
+                              connectTimeout: TestPostgres.connectTimeout)
     }
 
     private static func start() async throws -> Server {
@@ -114,7 +119,7 @@ public struct TestDatabase: Sendable {
     /// A configuration for it.
     public func configuration(applicationName: String? = nil) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: connectionString, applicationName: applicationName,
-                              connectTimeout: .seconds(10))
+                              connectTimeout: TestPostgres.connectTimeout)
     }
 
     /// A ``LossyProxy`` in front of this database's server and a connection string to the

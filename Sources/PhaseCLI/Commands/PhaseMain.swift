@@ -99,7 +99,9 @@ struct PhaseCommand: Sendable {
 
     var configuration: PostgresConfiguration {
         var configuration = PostgresConfiguration(connectionString: parsed[PhaseCommandTree.databaseURL],
-                                                  applicationName: "cutover-phase", connectTimeout: .seconds(10))
+                                                  applicationName: "cutover-phase")
+        // 10 s unless the URL's connect_timeout or PGCONNECT_TIMEOUT says otherwise.
+        if !configuration.isConnectTimeoutGiven { configuration.connectTimeout = .seconds(10) }
         let statementTimeout = parsed[PhaseCommandTree.statementTimeout] ?? .seconds(600)
         configuration.keepalives = .recommended
         configuration.tcpUserTimeout = PostgresConfiguration.recommendedTCPUserTimeout

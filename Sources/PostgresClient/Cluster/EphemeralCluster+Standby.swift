@@ -24,7 +24,6 @@ extension EphemeralCluster {
     }
 
     private func startStandbyBlocking(settings: [String: String], startTimeout: Duration) throws -> EphemeralCluster {
-        let binDirectory = (URL(fileURLWithPath: tools.pgCtl).resolvingSymlinksInPath().path as NSString).deletingLastPathComponent
         let baseBackup = binDirectory + "/pg_basebackup"
         guard FileManager.default.isExecutableFile(atPath: baseBackup) else {
             throw EphemeralClusterError(message: "cannot start a standby: \(baseBackup) was not found beside pg_ctl")
@@ -43,30 +42,13 @@ extension EphemeralCluster {
             try tools.makeSocketDirectory(directory + "/socket")
             var standbySettings = settings
             standbySettings["hot_standby"] = standbySettings["hot_standby"] ?? "on"
-            var lastError: (any Error)?
-            for _ in 0..<3 {
-                let port = try Self.freeLoopbackPort()
-                var all = [
-                    "port": String(port),
-                    "unix_socket_directories": "'\(directory)/socket'",
-                ]
-                all.merge(standbySettings) { _, new in new }
-                try tools.writeSettings(dataDirectory: directory + "/data", settings: all)
-                do {
-                    try tools.run(tools.pgCtl, ["start", "-D", directory + "/data", "-l", directory + "/server.log",
-                                                "-w", "-t", String(startTimeout.components.seconds)],
-                                  log: directory + "/pg_ctl.log", what: "pg_ctl start (standby)")
-                    return EphemeralCluster(directory: directory, port: port, user: user, password: password,
-                                            tools: tools)
-                } catch {
-                    lastError = error
-                    let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
-                    guard log.contains("could not bind") || log.contains("could not create any TCP/IP sockets") else {
-                        throw error
-                    }
-                }
+            let port = try Self.startOnFreePort(tools: tools, directory: directory, startTimeout: startTimeout,
+                                                what: "pg_ctl start (standby)") { port in
+                // Later lines of postgresql.conf win over the primary's, copied by the backup.
+                ["port": String(port), "unix_socket_directories": "'\(directory)/socket'"]
+                    .merging(standbySettings) { _, new in new }
             }
-            throw lastError!
+            return EphemeralCluster(directory: directory, port: port, user: user, password: password, tools: tools)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error

@@ -11,7 +11,8 @@ import Glibc
 /// variable `CUTOVER_PG_BINDIR` names when it is set (an error names it when it holds no
 /// runnable `initdb` and `pg_ctl`), else from `PATH`, else from the newest
 /// `/usr/lib/postgresql/*/bin`; ``binDirectory`` says which, so that other programs of the same
-/// installation (`pg_basebackup`, `postgres`) can be found beside them. ``stop()`` stops the server and deletes the folder. A watchdog
+/// installation (`pg_basebackup`, `postgres`) can be found beside them. ``stop()`` stops the
+/// server and deletes the folder. A watchdog
 /// process does the same if this process dies without stopping it (a crash, SIGKILL, Ctrl-C).
 ///
 /// ```swift
@@ -79,10 +80,11 @@ public final class EphemeralCluster: Sendable {
         return components.string!
     }
 
-    /// A configuration for a database of the cluster.
+    /// A configuration for a database of the cluster. It waits up to 60 s to connect: a
+    /// throw-away cluster shares its machine with whatever tests or demos run beside it.
     public func configuration(database: String = "postgres", applicationName: String? = nil) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: url(database: database), applicationName: applicationName,
-                              connectTimeout: .seconds(10))
+                              connectTimeout: .seconds(60))
     }
 
     /// The folder of server programs that ``start(options:)`` would run, chosen from
@@ -111,32 +113,40 @@ public final class EphemeralCluster: Sendable {
                           log: directory + "/initdb.log", what: "initdb")
             try? FileManager.default.removeItem(atPath: passwordFile)
             try tools.makeSocketDirectory(directory + "/socket")
-            var lastError: (any Error)?
-            for _ in 0..<3 {
-                let port = try freeLoopbackPort()
-                try tools.writeSettings(dataDirectory: directory + "/data",
-                                        settings: baseSettings(port: port, directory: directory, options: options))
-                do {
-                    try tools.run(tools.pgCtl, ["start", "-D", directory + "/data", "-l", directory + "/server.log",
-                                                "-w", "-t", String(options.startTimeout.components.seconds)],
-                                  log: directory + "/pg_ctl.log", what: "pg_ctl start")
-                    let cluster = EphemeralCluster(directory: directory, port: port, user: "postgres",
-                                                   password: password, tools: tools)
-                    return cluster
-                } catch {
-                    lastError = error
-                    // Another process may have taken the port between the probe and the start.
-                    let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
-                    guard log.contains("could not bind") || log.contains("could not create any TCP/IP sockets") else {
-                        throw error
-                    }
-                }
+            let port = try startOnFreePort(tools: tools, directory: directory, startTimeout: options.startTimeout,
+                                           what: "pg_ctl start") { port in
+                baseSettings(port: port, directory: directory, options: options)
             }
-            throw lastError!
+            return EphemeralCluster(directory: directory, port: port, user: "postgres", password: password, tools: tools)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
+    }
+
+    /// Starts the server of `directory/data` on a free loopback port with the settings made for
+    /// that port, and returns the port. Another process may take the port between the probe and
+    /// the start, so a start that cannot bind tries another port, three times in all.
+    static func startOnFreePort(tools: PostgresTools, directory: String, startTimeout: Duration, what: String,
+                                settings: (Int) -> [String: String]) throws -> Int {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let port = try freeLoopbackPort()
+            try tools.writeSettings(dataDirectory: directory + "/data", settings: settings(port))
+            do {
+                try tools.run(tools.pgCtl, ["start", "-D", directory + "/data", "-l", directory + "/server.log",
+                                            "-w", "-t", String(startTimeout.components.seconds)],
+                              log: directory + "/pg_ctl.log", what: what)
+                return port
+            } catch {
+                lastError = error
+                let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+                guard log.contains("could not bind") || log.contains("could not create any TCP/IP sockets") else {
+                    throw error
+                }
+            }
+        }
+        throw lastError!
     }
 
     /// Stops the server at once (fast shutdown) and deletes its folder. Safe to call twice.

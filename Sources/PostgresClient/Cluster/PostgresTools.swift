@@ -49,7 +49,9 @@ struct PostgresTools: Sendable {
             throw EphemeralClusterError(
                 message: "cannot start a PostgreSQL server: initdb and pg_ctl were not found in \(folderVariable), on PATH or under /usr/lib/postgresql/*/bin (install the postgresql package, set \(folderVariable), or set DATABASE_URL to an existing server)")
         }
-        return folder
+        // A folder on PATH may hold links to the programs only: their siblings are where the
+        // links lead.
+        return URL(fileURLWithPath: folder + "/pg_ctl").resolvingSymlinksInPath().deletingLastPathComponent().path
     }
 
     private static func isProgram(_ path: String) -> Bool {

@@ -109,6 +109,16 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         return (parts + keys).joined(separator: ", ") + ")"
     }
 
+    /// Whether the connection string or the environment (`PGCONNECT_TIMEOUT`) already says how
+    /// long to wait for a connection, so that a default of the caller's should not override it.
+    public var isConnectTimeoutGiven: Bool {
+        if parameters["connect_timeout"] != nil { return true }
+        if let value = ProcessInfo.processInfo.environment["PGCONNECT_TIMEOUT"], !value.isEmpty { return true }
+        guard let connectionString, !connectionString.isEmpty,
+              let parsed = try? ConnectionOptions.parse(connectionString) else { return false }
+        return parsed["connect_timeout"] != nil
+    }
+
     /// Refuses what libpq would only refuse, or misread, once it tries to connect: a string it
     /// cannot parse, and a port that is not a number from 1 to 65535.
     func validate() throws {

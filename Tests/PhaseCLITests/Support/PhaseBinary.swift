@@ -1,3 +1,4 @@
+import CutoverTestSupport
 import Foundation
 import PostgresClient
 import Testing
@@ -40,6 +41,8 @@ struct PhaseBinary {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["NO_COLOR"] = "1"
+        // The binary waits 10 s to connect by default; a loaded test machine may need longer.
+        environment["PGCONNECT_TIMEOUT"] = environment["PGCONNECT_TIMEOUT"] ?? String(TestPostgres.connectTimeout.components.seconds)
         for (key, value) in extra { environment[key] = value }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phase-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

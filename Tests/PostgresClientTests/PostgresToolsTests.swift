@@ -53,14 +53,12 @@ struct PostgresToolsTests {
             try PostgresConnection(configuration: cluster.configuration()).serverVersion
         }
         // `postgres --version` of that folder says the major the server reports.
-        let pipe = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: cluster.binDirectory + "/postgres")
-        process.arguments = ["--version"]
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // (posix_spawn and waitpid: Foundation's Process can miss a child's exit on Linux.)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-version-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let status = try await onThread { try ChildProcess.run([cluster.binDirectory + "/postgres", "--version"], output: file) }
+        #expect(status == 0)
+        let output = try String(contentsOfFile: file, encoding: .utf8)
         #expect(output.hasPrefix("postgres (PostgreSQL) \(serverVersion / 10_000)."), "\(output)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 import Testing
 
 /// psql, which the runbooks' SQL is written for: its output is what an operator sees.
@@ -16,24 +17,20 @@ enum RunbookPsql {
     }
 
     /// Runs `script` as `psql -X -v ON_ERROR_STOP=1 -f file` against `databaseURL`.
+    ///
+    /// psql is started and reaped like the phase binary (posix_spawn and waitpid, bounded), not
+    /// through Foundation's Process, whose wait on Linux can miss a child's exit and hang.
     static func run(_ script: String, databaseURL: String) throws -> PhaseBinary.Run {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runbook-psql-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let input = folder.appendingPathComponent("script.sql")
         try script.write(to: input, atomically: true, encoding: .utf8)
         let output = folder.appendingPathComponent("stdout")
         let diagnostics = folder.appendingPathComponent("stderr")
         for file in [output, diagnostics] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path)
-        process.arguments = ["-X", "-v", "ON_ERROR_STOP=1", "-d", databaseURL, "-f", input.path]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: diagnostics)
-        try process.run()
-        process.waitUntilExit()
-        return PhaseBinary.Run(status: process.terminationStatus, output: try String(contentsOf: output, encoding: .utf8),
-                               diagnostics: try String(contentsOf: diagnostics, encoding: .utf8))
+        let pid = try ChildProcess.spawn([try path, "-X", "-v", "ON_ERROR_STOP=1", "-d", databaseURL, "-f", input.path],
+                                         output: output.path, errorOutput: diagnostics.path)
+        // finish reads both files and removes their folder.
+        return try PhaseBinary.finish(PhaseBinary.Started(pid: pid, output: output, diagnostics: diagnostics))
     }
 }

@@ -209,7 +209,10 @@ public final class AutoFailoverCluster: Sendable {
     public func performFailover(timeout: Duration = .seconds(180)) async throws -> Node {
         try await runOnDedicatedThread(named: "cutover-failover") {
             let deadline = ContinuousClock.now + timeout
-            let old = try self.primary()
+            // Only a standby that is streaming and synchronous holds every acknowledged commit:
+            // with one standby, pg_auto_failover lets the primary acknowledge commits alone while
+            // the standby is away (wait_primary), and a failover then would lose them by design.
+            let old = try self.waitUntilReplicating(deadline: deadline)
             try self.tools.run(directory: self.directory, ["perform", "failover", "--pgdata", self.directory + "/monitor",
                                 "--wait", String(timeout.components.seconds)],
                                log: self.directory + "/failover.log", what: "pg_autoctl perform failover")

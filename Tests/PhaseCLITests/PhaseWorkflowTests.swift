@@ -115,9 +115,15 @@ struct PhaseWorkflowTests {
         let holder = try db.database.connect(applicationName: "lock-holder")
         try holder.execute(unsafeSQL: "BEGIN; LOCK TABLE drafts IN ACCESS EXCLUSIVE MODE")
         let url = db.url
-        let first = try PhaseBinary.start(["expand", "--lock-timeout", "100ms", "--max-backoff", "200ms"], databaseURL: url)
+        // The first runner outlasts the test: it retries the lock until the holder lets go, however
+        // long a loaded machine takes to start the second. The second gives up at its first lock
+        // timeout, so a runner wrongly admitted beside the first fails at once instead of waiting.
+        let first = try PhaseBinary.start(["expand", "--lock-timeout", "100ms", "--max-backoff", "200ms", "--max-retries", "1000"],
+                                          databaseURL: url)
         try await waitUntilRunning(db)
-        let second = try await db.phase("expand")
+        let second = try await db.phase("expand", "--max-retries", "0")
+        #expect(try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE outcome = 'running'") == 1,
+                "the first runner's step ended before the second runner was refused")
         #expect(second.status == 75)
         #expect(second.diagnostics.hasPrefix("Error: another phase runner is working on plan drafts: pid "))
         #expect(second.diagnostics.contains("(application_name cutover-phase, role "))
@@ -131,7 +137,7 @@ struct PhaseWorkflowTests {
         #expect(try await db.phase("init").status == 0)
         let holder = try db.database.connect(applicationName: "lock-holder")
         try holder.execute(unsafeSQL: "BEGIN; LOCK TABLE drafts IN ACCESS EXCLUSIVE MODE")
-        let expand = try PhaseBinary.start(["expand", "--lock-timeout", "200ms", "--max-backoff", "300ms"], databaseURL: db.url)
+        let expand = try PhaseBinary.start(["expand", "--lock-timeout", "200ms", "--max-backoff", "300ms", "--max-retries", "1000"], databaseURL: db.url)
         try await waitUntilRunning(db)
         // Expand has begun and meets the lock; it must wait it out, not fail. The holder lets go
         // once expand has been seen waiting for the lock and then no longer waiting: its lock
@@ -162,7 +168,7 @@ struct PhaseWorkflowTests {
         let holder = try db.database.connect(applicationName: "lock-holder")
         try holder.execute(unsafeSQL: "BEGIN; LOCK TABLE drafts IN SHARE UPDATE EXCLUSIVE MODE")
         let arguments = step == "contract" ? ["contract", "--yes", "--window", "0s"] : ["expand"]
-        let runner = try PhaseBinary.start(arguments + ["--lock-timeout", "100ms", "--max-backoff", "200ms"], databaseURL: db.url)
+        let runner = try PhaseBinary.start(arguments + ["--lock-timeout", "100ms", "--max-backoff", "200ms", "--max-retries", "1000"], databaseURL: db.url)
         try await waitUntilRunning(db)
         kill(runner.pid, SIGKILL)
         let killed = try await onThread { try PhaseBinary.finish(runner) }
@@ -227,7 +233,6 @@ struct PhaseWorkflowTests {
         #expect(try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history") == 0)
     }
 
-    /// Waits until a runner has begun a step (its history row is 'running').
     /// Waits until a step is running, within a bound that only turns a hang into a failure.
     private func waitUntilRunning(_ db: WorkflowDatabase) async throws {
         let isRunning = try await eventually {

@@ -10,7 +10,7 @@ struct AutoFailoverTools: Sendable {
     let pgAutoctl: String
     let pgCtl: String
     /// The account the processes run as when this process is root.
-    let serverAccount: (name: String, uid: uid_t, gid: gid_t)?
+    let serverAccount: ServerAccount?
 
     static let missing = "pg_autoctl was not found on PATH or under /usr/lib/postgresql/*/bin with the pgautofailover extension installed: apt-get install postgresql-15-auto-failover"
 
@@ -26,28 +26,12 @@ struct AutoFailoverTools: Sendable {
               let autoctl = folders.map({ $0 + "/pg_autoctl" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw AutoFailoverClusterError(message: missing)
         }
-        var account: (String, uid_t, gid_t)?
-        if geteuid() == 0 {
-            guard let entry = getpwnam("postgres") else {
-                throw AutoFailoverClusterError(message: "cannot run pg_autoctl as root and there is no 'postgres' user to run it as")
-            }
-            account = ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
-        }
-        return AutoFailoverTools(pgAutoctl: autoctl, pgCtl: "/usr/lib/postgresql/\(version)/bin/pg_ctl", serverAccount: account)
+        return AutoFailoverTools(pgAutoctl: autoctl, pgCtl: "/usr/lib/postgresql/\(version)/bin/pg_ctl", serverAccount: try ServerAccount.whenRoot(for: "pg_autoctl"))
     }
 
     /// A new folder under the temporary folder, owned by the server's account.
     func makePrivateDirectory() throws -> String {
-        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-        var template = Array((base + "/cutover-ha-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw AutoFailoverClusterError(message: "cannot create a temporary folder under \(base): errno \(errno)")
-        }
-        let path = String(cString: made)
-        if let account = serverAccount, chown(path, account.uid, account.gid) != 0 {
-            throw AutoFailoverClusterError(message: "cannot give \(path) to the \(account.name) user: errno \(errno)")
-        }
-        return path
+        try ServerAccount.makePrivateDirectory(prefix: "cutover-ha", owner: serverAccount)
     }
 
     /// Settings that suit a test machine better than pg_autoctl's tuning for the whole host
@@ -86,8 +70,7 @@ struct AutoFailoverTools: Sendable {
             "XDG_RUNTIME_DIR=" + directory + "/run",
         ]
         let call = ["/usr/bin/env", "-i"] + environment + [pgAutoctl] + arguments
-        guard let account = serverAccount else { return call }
-        return [Self.runuser, "-u", account.name, "--"] + call
+        return serverAccount?.command(call) ?? call
     }
 
     /// Runs `pg_autoctl arguments` to completion; on failure the log's last lines are quoted.
@@ -126,7 +109,7 @@ struct AutoFailoverTools: Sendable {
         for data in ["node1", "node2", "monitor"].map({ directory + "/" + $0 })
         where FileManager.default.fileExists(atPath: data + "/postmaster.pid") {
             let stop = [pgCtl, "stop", "-D", data, "-m", "immediate", "-w", "-t", "30"]
-            _ = try? ChildProcess.run(serverAccount.map { [Self.runuser, "-u", $0.name, "--"] + stop } ?? stop, output: nil)
+            _ = try? ChildProcess.run(serverAccount?.command(stop) ?? stop, output: nil)
         }
     }
 
@@ -135,7 +118,7 @@ struct AutoFailoverTools: Sendable {
     func startWatchdog(directory: String) {
         let stopService = command(["stop", "--immediate", "--pgdata"], directory: directory)
             .map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let runAs = serverAccount.map { "\(Self.runuser) -u \($0.name) -- " } ?? ""
+        let runAs = serverAccount?.shellPrefix ?? ""
         let script = """
             while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
             [ -d "$2" ] || exit 0
@@ -152,7 +135,4 @@ struct AutoFailoverTools: Sendable {
                                    String(getpid()), directory, pgCtl], output: nil)
     }
 
-    /// runuser lives in /usr/sbin on Debian and /sbin on some others.
-    private static let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/runuser"
 }

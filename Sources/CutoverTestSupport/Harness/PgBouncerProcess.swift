@@ -129,8 +129,8 @@ public final class PgBouncerProcess: Sendable {
             throw PgBouncerError(message: "cannot put PgBouncer in front of a server named by anything but a postgresql:// URI with a user")
         }
         let program = try locateProgram()
-        let account = try serverAccount()
-        let directory = try makeDirectory(owner: account)
+        let account = try ServerAccount.whenRoot(for: "PgBouncer")
+        let directory = try ServerAccount.makePrivateDirectory(prefix: "cutover-pgbouncer", owner: account)
         do {
             var lastFailure = ""
             for _ in 0..<3 {
@@ -197,27 +197,7 @@ public final class PgBouncerProcess: Sendable {
         return found
     }
 
-    /// The account PgBouncer runs as when we are root, which it refuses to run as.
-    private static func serverAccount() throws -> (name: String, uid: uid_t, gid: gid_t)? {
-        guard geteuid() == 0 else { return nil }
-        guard let entry = getpwnam("postgres") else {
-            throw PgBouncerError(message: "cannot start PgBouncer as root: it refuses root and there is no 'postgres' user to run it as")
-        }
-        return ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
-    }
-
-    private static func makeDirectory(owner: (name: String, uid: uid_t, gid: gid_t)?) throws -> String {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((base + "/cutover-pgbouncer-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw PgBouncerError(message: "cannot create a temporary folder under \(base): errno \(errno)")
-        }
-        let path = String(cString: made)
-        try handOver(path, to: owner)
-        return path
-    }
-
-    private static func writeFiles(directory: String, owner: (name: String, uid: uid_t, gid: gid_t)?, port: Int,
+    private static func writeFiles(directory: String, owner: ServerAccount?, port: Int,
                                    options: Options, serverHost: String, serverPort: Int,
                                    users: [String: String]) throws {
         // A value in the user list is double-quoted, a quote inside doubled.
@@ -252,14 +232,7 @@ public final class PgBouncerProcess: Sendable {
                                                  attributes: [.posixPermissions: 0o600]) else {
                 throw PgBouncerError(message: "cannot write \(path)")
             }
-            try handOver(path, to: owner)
-        }
-    }
-
-    private static func handOver(_ path: String, to owner: (name: String, uid: uid_t, gid: gid_t)?) throws {
-        guard let owner else { return }
-        guard chown(path, owner.uid, owner.gid) == 0 else {
-            throw PgBouncerError(message: "cannot give \(path) to the \(owner.name) user: errno \(errno)")
+            try owner?.handOver(path)
         }
     }
 

@@ -11,7 +11,7 @@ struct PostgresTools: Sendable {
     /// The folder holding `initdb`, `pg_ctl` and their siblings (`pg_basebackup`, `postgres`…).
     let folder: String
     /// The account the server runs as when this process is root: PostgreSQL refuses root.
-    let serverAccount: (name: String, uid: uid_t, gid: gid_t)?
+    let serverAccount: ServerAccount?
 
     var initdb: String { folder + "/initdb" }
     var pgCtl: String { folder + "/pg_ctl" }
@@ -20,15 +20,7 @@ struct PostgresTools: Sendable {
     /// the newest `/usr/lib/postgresql/*/bin`.
     static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresTools {
         let folder = try locateFolder(environment: environment)
-        var account: (String, uid_t, gid_t)?
-        if geteuid() == 0 {
-            guard let entry = getpwnam("postgres") else {
-                throw EphemeralClusterError(
-                    message: "cannot start a PostgreSQL server as root: PostgreSQL refuses to run as root and there is no 'postgres' user to run it as (install the postgresql package, or run as another user)")
-            }
-            account = ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
-        }
-        return PostgresTools(folder: folder, serverAccount: account)
+        return PostgresTools(folder: folder, serverAccount: try ServerAccount.whenRoot(for: "a PostgreSQL server"))
     }
 
     /// The folder of server programs, chosen as ``locate(environment:)`` says.
@@ -62,14 +54,7 @@ struct PostgresTools: Sendable {
 
     /// A new folder under the temporary folder, owned by the server's account.
     func makePrivateDirectory() throws -> String {
-        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-        var template = Array((base + "/cutover-pg-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw EphemeralClusterError(message: "cannot create a temporary folder under \(base): errno \(errno)")
-        }
-        let path = String(cString: made)
-        try handOver(path)
-        return path
+        try ServerAccount.makePrivateDirectory(prefix: "cutover-pg", owner: serverAccount)
     }
 
     /// A folder for the server's socket, owned by the server's account.
@@ -117,7 +102,7 @@ struct PostgresTools: Sendable {
     /// Starts a detached process that stops the server (if one runs) and deletes `directory`
     /// once this process has gone, unless ``EphemeralCluster/stop()`` deleted it first.
     func startWatchdog(directory: String) {
-        let runAs = serverAccount.map { "\(Self.runuser) -u \($0.name) -- " } ?? ""
+        let runAs = serverAccount?.shellPrefix ?? ""
         let script = """
             while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
             if [ -f "$2/data/postmaster.pid" ]; then \(runAs)"$3" stop -D "$2/data" -m immediate -w >/dev/null 2>&1; fi
@@ -131,18 +116,10 @@ struct PostgresTools: Sendable {
 
     /// The command line that runs `command` as the server's account.
     private func asServerAccount(_ command: [String]) -> [String] {
-        guard let account = serverAccount else { return command }
-        return [Self.runuser, "-u", account.name, "--"] + command
+        serverAccount?.command(command) ?? command
     }
 
-    /// runuser lives in /usr/sbin on Debian and /sbin on some others.
-    private static let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/runuser"
-
     private func handOver(_ path: String) throws {
-        guard let account = serverAccount else { return }
-        guard chown(path, account.uid, account.gid) == 0 else {
-            throw EphemeralClusterError(message: "cannot give \(path) to the \(account.name) user: errno \(errno)")
-        }
+        try serverAccount?.handOver(path)
     }
 }

@@ -4,11 +4,26 @@ import Testing
 
 @Suite("PostgresDraftStore keeps the contract")
 struct PostgresContractTests {
-    @Test(.timeLimit(.minutes(2)), arguments: DraftWritingContract.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: DraftWritingContract.allCases)
     func keeps(_ contract: DraftWritingContract) async throws {
         var made: StoreDatabase?
         try await contract.verify {
             let database = try await StoreDatabase.make("contract_\(contract.rawValue)")
+            made = database
+            return PostgresContractSubject(database: database)
+        }
+        await made?.close()
+    }
+
+    /// 100 racing saves over one connection that callers wait a millisecond for: most give up
+    /// waiting, committing nothing, and sent again each comes to the answer it would have met
+    /// (a conflict, or for a retry of one operation a replay). Still exactly one commit.
+    @Test(.timeLimit(.minutes(3)), arguments: [DraftWritingContract.concurrentSavesCommitOnce, .concurrentRetriesCommitOnce])
+    func savesThatTimedOutWaitingCommitNothingAndTheirRetriesComeToTheirAnswer(_ contract: DraftWritingContract) async throws {
+        var made: StoreDatabase?
+        try await contract.verify {
+            let database = try await StoreDatabase.make("contract_pool_timeout_\(contract.rawValue)", poolSize: 1,
+                                                        acquireTimeout: .milliseconds(1))
             made = database
             return PostgresContractSubject(database: database)
         }

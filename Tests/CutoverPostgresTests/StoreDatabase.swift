@@ -18,10 +18,12 @@ struct StoreDatabase: Sendable {
     let pool: PostgresPool
     let store: PostgresDraftStore
 
-    /// - Parameter pooler: when given, the store's pool connects through it (the setup does not).
+    /// - Parameters:
+    ///   - pooler: when given, the store's pool connects through it (the setup does not).
+    ///   - acquireTimeout: the pool's; the default outlasts any wait a loaded machine makes.
     static func make(_ label: String, layout: Layout = .expanded, poolSize: Int = 8,
-                     through pooler: PgBouncerProcess? = nil) async throws -> StoreDatabase {
-        try await make(label, poolSize: poolSize, pooler: pooler) { connection in
+                     through pooler: PgBouncerProcess? = nil, acquireTimeout: Duration = .seconds(45)) async throws -> StoreDatabase {
+        try await make(label, poolSize: poolSize, pooler: pooler, acquireTimeout: acquireTimeout) { connection in
             try ControlSchema.install(on: connection)
             if layout == .expanded { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql")) }
         }
@@ -40,6 +42,7 @@ struct StoreDatabase: Sendable {
     }
 
     private static func make(_ label: String, poolSize: Int, pooler: PgBouncerProcess? = nil,
+                             acquireTimeout: Duration = .seconds(45),
                              prepare: @escaping @Sendable (PostgresConnection) throws -> Void) async throws -> StoreDatabase {
         let database = try await TestPostgres.database(label)
         try await onThread {
@@ -53,9 +56,10 @@ struct StoreDatabase: Sendable {
         // The contract suite sends 100 saves at once over the pool's few connections: the last
         // waits for a connection, then for the row, behind all the others, and on a loaded
         // machine that takes longer than the pool's and the store's default 10 s and 5 s. The
-        // contract is that exactly one commits, not how fast; both bounds are tested with pools
-        // and stores of their own that set short ones.
-        let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize, acquireTimeout: .seconds(45))
+        // contract is that exactly one commits, not how fast; a save that timed out waiting is
+        // a definite "nothing committed" the suite sends again (see `committedNothing`), and
+        // a pool whose timeout most saves meet is tested too.
+        let pool = PostgresPool(configuration: configuration, maximumConnections: poolSize, acquireTimeout: acquireTimeout)
         let store = try await PostgresDraftStore(pool: pool, lockTimeout: .seconds(45), outcomeFlushInterval: nil)
         return StoreDatabase(database: database, pool: pool, store: store)
     }
@@ -104,5 +108,11 @@ struct PostgresContractSubject: DraftWritingContractSubject {
 
     func storedDraft(id draftID: String) async throws -> StoredDraft? {
         try await database.store.draft(id: draftID)
+    }
+
+    /// A save that waited out the store's lock timeout or the pool's acquire timeout rolled
+    /// back or never began: nothing committed, and the same operation ID may be sent again.
+    func committedNothing(_ error: any Error) -> Bool {
+        error as? DraftStoreError == .lockTimeout || (error as? PostgresError)?.code == .poolTimeout
     }
 }

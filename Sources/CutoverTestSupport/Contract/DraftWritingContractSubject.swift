@@ -29,4 +29,15 @@ public protocol DraftWritingContractSubject: Sendable {
     /// ``DraftCodecRegistry/standard`` and compares content, never bytes, so a
     /// store may return an equivalent v2 document in its own spacing.
     func storedDraft(id draftID: String) async throws -> StoredDraft?
+
+    /// Whether `error` is the store's definite answer that a save committed nothing and may be
+    /// sent again with the same operation ID: a wait for a lock or a connection that ran out
+    /// under load. The suite sends such saves again, as a caller would, and judges the answer
+    /// they come to; every other failure is judged as it is.
+    func committedNothing(_ error: any Error) -> Bool
+}
+
+extension DraftWritingContractSubject {
+    /// A store that never gives up waiting answers every save definitely.
+    public func committedNothing(_ error: any Error) -> Bool { false }
 }

@@ -29,7 +29,7 @@ public enum PhaseMain {
     /// so; nil when no signal asked to stop.
     private static func stopped(_ console: Console) -> ExitCode? {
         guard let signal = StopSignals.shared.received else { return nil }
-        if StopSignals.shared.claimLine() != nil { console.printDiagnostic(StopSignals.shared.line(for: signal)) }
+        StopSignals.shared.writeLineOnce { console.printDiagnostic($0) }
         return signal.exitCode
     }
 

@@ -69,7 +69,9 @@ public final class StopSignals: Sendable {
         // Safe because it is only touched with the mutex held; the signal sources are never
         // used after installation except to keep them alive.
         var received: Signal?
-        var isLineClaimed = false
+        /// The stop actions are running (the demo's removes its cluster, and what it stops
+        /// may still print).
+        var isActing = false
         var nextID = 0
         var cancellers: [Int: PostgresCanceller] = [:]
         var actions: [Int: @Sendable (Signal) -> Void] = [:]
@@ -78,6 +80,10 @@ public final class StopSignals: Sendable {
     }
 
     fileprivate let state = Mutex(State())
+
+    /// Whether the stop line is written. A mutex of its own, held while the line is written,
+    /// so that the process never ends between one thread taking the line and writing it.
+    private let lineWritten = Mutex(false)
 
     private init() {}
 
@@ -139,12 +145,24 @@ public final class StopSignals: Sendable {
         }
     }
 
-    /// Takes the right to print the stop line, once: the signal, or nil when no stop was
-    /// requested or the line is printed already.
-    public func claimLine() -> Signal? {
-        state.withLock { state in
-            guard let received = state.received, !state.isLineClaimed else { return nil }
-            state.isLineClaimed = true
+    /// Writes the stop line with `write`, once: the signal, or nil when no stop was requested
+    /// or the line is written already. A thread ending the process meanwhile waits for the
+    /// write to finish.
+    ///
+    /// - Parameter afterStopActions: wait (a minute at most) until the stop actions have run,
+    ///   so that the line is the last one: what an action stops may print as it goes. An
+    ///   action that ends the process writes the line itself.
+    @discardableResult
+    public func writeLineOnce(afterStopActions: Bool = true, _ write: (String) -> Void) -> Signal? {
+        guard let received else { return nil }
+        if afterStopActions {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while state.withLock({ $0.isActing }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        return lineWritten.withLock { isWritten in
+            guard !isWritten else { return nil }
+            write(line(for: received))
+            isWritten = true
             return received
         }
     }
@@ -153,9 +171,9 @@ public final class StopSignals: Sendable {
     /// signal's exit code. Exit handlers are skipped: other threads may still be running, and
     /// libcrypto's handlers would free state they hold.
     public func leave(_ signal: Signal) -> Never {
-        if claimLine() != nil {
+        writeLineOnce(afterStopActions: false) { line in
             // A plain write(2): no lock that a thread stopped mid-write could hold.
-            let bytes = Array((line(for: signal) + "\n").utf8)
+            let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         }
         _exit(signal.exitCode.rawValue)
@@ -165,6 +183,7 @@ public final class StopSignals: Sendable {
         let first = state.withLock { state -> (cancellers: [PostgresCanceller], actions: [@Sendable (Signal) -> Void])? in
             guard state.received == nil else { return nil }
             state.received = signal
+            state.isActing = !state.actions.isEmpty
             return (Array(state.cancellers.values), state.actions.keys.sorted().map { state.actions[$0]! })
         }
         guard let first else { leave(received ?? signal) }
@@ -173,6 +192,7 @@ public final class StopSignals: Sendable {
         for canceller in first.cancellers { Thread.detachNewThread { canceller.cancel() } }
         // Actions run to their end (the demo's removes a cluster) before the grace starts.
         for action in first.actions { action(signal) }
+        state.withLock { $0.isActing = false }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(Self.grace / .milliseconds(1)))) { [self] in
             leave(signal)
         }

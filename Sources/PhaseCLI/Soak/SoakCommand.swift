@@ -101,11 +101,13 @@ struct SoakCommand: Sendable {
 
         // The writer path switches back and forth; a backfill runs halfway. Each step is chosen
         // from the phase the database holds, since one that failed around its COMMIT may have
-        // happened all the same.
+        // happened all the same. A soak whose faults made every switch fail within its
+        // duration goes on, for a minute at most, until one is through: a soak without a
+        // switch has not shown that the fleet follows one.
         let started = ContinuousClock.now
         var switches = 0
         var backfilled = false
-        while ContinuousClock.now - started < duration {
+        while ContinuousClock.now - started < duration || (switches == 0 && ContinuousClock.now - started < duration + .seconds(60)) {
             try await Task.sleep(for: .seconds(2))
             // Not before every instance has saved down the path it holds: the verdict asks each
             // stretch of one path for saves, which a loaded machine may take longer to send.

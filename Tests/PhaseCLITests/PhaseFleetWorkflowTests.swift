@@ -32,10 +32,10 @@ struct PhaseFleetWorkflowTests {
         // 60 batches 200 ms apart: a dozen seconds of runway, so that a loaded machine that runs
         // this task late still kills the backfill midway.
         let started = try PhaseBinary.start(["backfill", "--batch-size", "100", "--batch-delay", "200ms"], databaseURL: db.url)
+        // Killed once a few batches are in: midway, with most of the table still to go.
         #expect(try await eventually(pause: .milliseconds(10)) {
-            try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state") != nil
+            try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state") ?? 0 >= 300
         })
-        try await Task.sleep(for: .milliseconds(300))
         kill(started.pid, SIGKILL)
         #expect(try await onThread { try PhaseBinary.finish(started) }.status == 128 + SIGKILL)
         let convertedBefore = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state"))
@@ -154,14 +154,9 @@ struct PhaseFleetWorkflowTests {
         let started = try PhaseBinary.start(["observe", "--follow", "--interval", "1s", "--auto-rollback",
                                              "--min-saves", "10", "--max-error-rate", "5%"], databaseURL: db.url)
         // While nothing is crossed it keeps looking, and says so each time.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var looks = 0
-        while looks < 2 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            let diagnostics = (try? String(contentsOf: started.diagnostics, encoding: .utf8)) ?? ""
-            looks = diagnostics.components(separatedBy: "no threshold crossed").count - 1
-        }
-        #expect(looks >= 2)
+        #expect(try await eventually(within: .seconds(60), pause: .milliseconds(100)) {
+            try String(contentsOf: started.diagnostics, encoding: .utf8).components(separatedBy: "no threshold crossed").count - 1 >= 2
+        }, "observe --follow did not look twice")
         var status: Int32 = 0
         #expect(waitpid(started.pid, &status, WNOHANG) == 0, "observe --follow exited while nothing was crossed")
         #expect(try await db.phaseName() == "modern")

@@ -1,6 +1,6 @@
 import CutoverTestSupport
 import Foundation
-import PostgresClient
+@testable import PostgresClient
 import Synchronization
 import Testing
 
@@ -8,7 +8,7 @@ import Testing
 struct PoolTests {
     static let database = Task { try await TestPostgres.database("pool") }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func sixtyFourTasksOverEightConnectionsAllFinish() async throws {
         let database = try await Self.database.value
         // What matters here is that all finish and never more than 8 connect; a generous acquire
@@ -50,7 +50,7 @@ struct PoolTests {
         await observer.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aTerminatedConnectionIsReplacedBeforeTheNextCaller() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-terminate"), maximumConnections: 1)
@@ -65,7 +65,7 @@ struct PoolTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCallerWaitsNoLongerThanTheAcquireTimeout() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1,
@@ -83,7 +83,7 @@ struct PoolTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCancelledWaiterLeavesAtOnce() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -91,7 +91,7 @@ struct PoolTests {
         // a loaded machine runs the tasks.
         let holder = try await ConnectionHolder.occupy(pool)
         let waiter = Task { try await pool.withConnection { _ in 1 } }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await eventually(pause: .milliseconds(5)) { pool.waitingCallers == 1 }, "the waiter never began to wait")
         waiter.cancel()
         let result = await waiter.result
         try await holder.leave()
@@ -99,7 +99,7 @@ struct PoolTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func shutdownRefusesNewWorkAndClosesEveryConnection() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(applicationName: "pool-shutdown"), maximumConnections: 2)
@@ -113,7 +113,7 @@ struct PoolTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aTransactionLeftOpenIsRolledBackBeforeTheConnectionIsReused() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -130,7 +130,7 @@ struct PoolTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func poolTransactionsCommit() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 2)

@@ -24,7 +24,7 @@ struct PooledPipelineTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func manyCallersOverFewConnectionsEachCommitOnceAndGetTheirOwnRows() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))
@@ -49,7 +49,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func binaryByteaAndUTF8TextTravelThroughThePoller() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -69,7 +69,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func tasksThatPreferThePoolsExecutorRunOnThePollersThreadsAndAllFinish() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 4, acquireTimeout: .seconds(120))
@@ -113,7 +113,7 @@ struct PooledPipelineTests {
         #expect(given == Set(group.pollers.map(ObjectIdentifier.init)))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anErrorOfTheStatementIsDefiniteAndTheConnectionIsRolledBackForTheNextCaller() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -136,7 +136,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCommitTheServerRefusesIsDefinite() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -153,7 +153,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statementsTheServerForgotArePreparedAgain() async throws {
         let database = try await Self.database.value
         var configuration = database.configuration()
@@ -169,7 +169,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func requestsAndAnswersLargerThanTheSocketBuffersArriveWhole() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -185,7 +185,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRequestTheSocketCannotTakeAtOnceIsWrittenAsItDrains() async throws {
         let database = try await Self.database.value
         let (pool, proxy) = try Self.poolThroughProxy(to: database)
@@ -197,7 +197,8 @@ struct PooledPipelineTests {
         // can see (the server answers nothing before it has the whole request).
         proxy.holdClientBytes()
         let transaction = Task { try await pool.pipelinedTransaction(query) }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await eventually(pause: .milliseconds(5)) { pool.transactionsWrittenAsTheSocketDrained == 1 },
+                "the request was never left waiting for the socket")
         proxy.releaseClientBytes()
         #expect(try await transaction.value[0].decode(Int.self, "sent") == 32_000_000)
         #expect(pool.polledTransactions == 1)
@@ -212,7 +213,7 @@ struct PooledPipelineTests {
         return (pool, proxy)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aTerminatedBackendIsReplacedBeforeTheNextTransaction() async throws {
         let database = try await Self.database.value
         let pool = PostgresPool(configuration: database.configuration(applicationName: "pipeline-terminate"),
@@ -225,7 +226,7 @@ struct PooledPipelineTests {
         await pool.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aLostAnswerToCommitIsOutcomeUnknownThoughTheServerCommitted() async throws {
         let database = try await Self.database.value
         let (pool, proxy) = try Self.poolThroughProxy(to: database)

@@ -28,6 +28,7 @@ extension ConnectionWorker {
         let polled = PolledTransaction(transaction)
         do {
             try transaction.send(blocking: false)
+            if transaction.isFlushing { counters.writingAsTheSocketDrains() }
         } catch {
             await settle(polled)
             throw error

@@ -8,6 +8,7 @@ final class PoolCounters: Sendable {
         var peak = 0
         var opened = 0
         var polled = 0
+        var drained = 0
     }
 
     private let counts = Mutex(Counts())
@@ -28,6 +29,14 @@ final class PoolCounters: Sendable {
     func polled() {
         counts.withLock { $0.polled += 1 }
     }
+
+    /// A pipelined transaction's request did not fit the socket; the rest waits in libpq.
+    func writingAsTheSocketDrains() {
+        counts.withLock { $0.drained += 1 }
+    }
+
+    /// Pipelined transactions whose requests were written as the socket drained.
+    var writtenAsTheSocketDrained: Int { counts.withLock { $0.drained } }
 
     /// Pipelined transactions the poller read the answers of.
     var polledTransactions: Int { counts.withLock { $0.polled } }

@@ -111,6 +111,13 @@ public final class PostgresPool: Sendable {
     /// Pipelined transactions whose answers a poller read, no thread waiting (for tests).
     var polledTransactions: Int { counters.polledTransactions }
 
+    /// Pipelined transactions whose request did not fit the socket at once, so that the rest
+    /// was written as the socket drained (for tests).
+    var transactionsWrittenAsTheSocketDrained: Int { counters.writtenAsTheSocketDrained }
+
+    /// Callers waiting for a connection to come free (for tests).
+    var waitingCallers: Int { state.withLock { $0.waiters.count } }
+
     /// Runs `body` in a transaction on a connection of the pool; see
     /// ``PostgresConnection/withTransaction(isolation:_:)``.
     @discardableResult

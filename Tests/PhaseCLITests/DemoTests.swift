@@ -62,7 +62,8 @@ struct DemoTests {
             try PhaseBinary.run(["demo", "--rows", "100", "--duration", "6s", "--format", "json"], databaseURL: server.adminConnectionString)
         }
         #expect(run.status == 0, "\(run.diagnostics)")
-        #expect(run.output.contains("\"ok\" : true") || run.output.contains("\"ok\": true"))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
+        #expect(report["ok"] as? Bool == true, "\(run.output)")
         #expect(run.diagnostics.contains("using scratch database cutover_demo_"))
         let left = try await onThread {
             try PostgresConnection(configuration: .init(connectionString: server.adminConnectionString))

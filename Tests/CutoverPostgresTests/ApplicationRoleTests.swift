@@ -8,7 +8,7 @@ import Testing
 /// The application role of docs/runbooks/roles.md acts only as itself: it saves, counts its
 /// outcomes, heartbeats and leaves through the control schema's functions, and can reach
 /// nothing those functions do not do for it.
-@Suite("the application role acts only as itself", .timeLimit(.minutes(2)))
+@Suite("the application role acts only as itself", .timeLimit(.minutes(3)))
 struct ApplicationRoleTests {
     @Test func outcomeCountsGoOnlyThroughTheirFunctionAndOnlyWithKnownCodesAndBoundedCounts() async throws {
         try await Roles.withRoles("app_outcomes") { roles in

@@ -51,7 +51,7 @@ struct BackfillEngineTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func convertsEveryV1OnlyRowInBatchesAndKeepsTheDocumentsWritersGave() async throws {
         let db = try await expandedTable("backfill_engine_batches", rows: 50)
         // Three rows a modern writer already gave a document of its own.
@@ -81,7 +81,7 @@ struct BackfillEngineTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func skipsARowAnotherTransactionHoldsInsteadOfWaitingAndConvertsItOnALaterRun() async throws {
         let db = try await expandedTable("backfill_engine_held_row", rows: 20)
         let holder = try db.database.connect()
@@ -129,7 +129,7 @@ struct BackfillEngineTests {
         #expect(pace.batchDelay == .zero && pace.lockTimeout == BackfillEngine.Options().lockTimeout)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aNiceRatioRestsAfterEveryBatchInProportionToItsTime() async throws {
         let db = try await expandedTable("backfill_engine_nice_ratio", rows: 20)
         let clock = ContinuousClock()

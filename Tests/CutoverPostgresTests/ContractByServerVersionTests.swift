@@ -9,7 +9,7 @@ import Testing
 /// added NOT VALID, validated, then SET NOT NULL; from 18 the column's own NOT NULL constraint
 /// added NOT VALID and validated. Run on each major (`CUTOVER_PG_BINDIR`), it checks that
 /// major's path and what each leaves in the catalog.
-@Suite("Contract by server version", .timeLimit(.minutes(2)))
+@Suite("Contract by server version", .timeLimit(.minutes(3)))
 struct ContractByServerVersionTests {
     private func runner(_ connection: PostgresConnection, plan folder: String? = nil) throws -> PhaseRunner {
         var options = PhaseRunner.Options()

@@ -69,7 +69,7 @@ struct ControlSchemaTests {
         #expect(!ledger)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func concurrentInstallersDoNotCollide() async throws {
         let database = try await TestPostgres.database("control_concurrent")
         let outcomes = try await withThrowingTaskGroup(of: ControlSchema.InstallOutcome.self) { group in

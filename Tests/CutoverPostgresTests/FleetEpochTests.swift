@@ -17,7 +17,7 @@ struct FleetEpochTests {
         try await db.sql { try ReaderRegistry.followers(plan: "drafts", on: $0) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRegistrationReportsTheEpochItsPathFollowsAtOnceAfterASwitch() async throws {
         let db = try await StoreDatabase.make("epoch_report", phase: .expanded)
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "epoch-fleet"),
@@ -39,7 +39,7 @@ struct FleetEpochTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func noOtherProcessCanReportForAnInstanceNorAnEpochThePlanHasNotReached() async throws {
         let db = try await StoreDatabase.make("epoch_forge", phase: .expanded)
         let token = ReaderRegistry.makeToken()
@@ -71,7 +71,7 @@ struct FleetEpochTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theWaitNamesWhoIsBehindAndTimesOut() async throws {
         let db = try await StoreDatabase.make("epoch_behind", phase: .expanded)
         let box = try await runner(db)

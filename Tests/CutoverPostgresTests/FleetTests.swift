@@ -14,7 +14,7 @@ struct FleetTests {
                                                                    source: PlanSource.builtIn(), options: options)) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func sixteenInstancesAllLearnASwitchAndALostListenerCatchesUp() async throws {
         let db = try await StoreDatabase.make("fleet_switch", phase: .expanded)
         let fleet = try await withThrowingTaskGroup(of: FleetWriterPath.self) { group in
@@ -56,7 +56,7 @@ struct FleetTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func pollingCatchesAChangeWhoseNotificationWasMissed() async throws {
         let db = try await StoreDatabase.make("fleet_poll", phase: .expanded)
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .milliseconds(200))
@@ -68,7 +68,7 @@ struct FleetTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRouterFollowingTheFleetPathSavesOnTheSwitchedPath() async throws {
         let db = try await StoreDatabase.make("fleet_router", phase: .expanded)
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration())
@@ -107,7 +107,7 @@ struct FleetTests {
         return .init(path: state.writerPath, epoch: state.epoch)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aForgedNotificationChangesNothingAndTheFleetFollowsTheRealSwitchAndRollback() async throws {
         let db = try await StoreDatabase.make("fleet_forged", phase: .expanded)
         // No poll within the test: only notifications can move the fleet.
@@ -139,7 +139,7 @@ struct FleetTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func nothingHeldEarlierPinsTheFleetWhenTheDatabaseGoesBackToALowerEpoch() async throws {
         let db = try await StoreDatabase.make("fleet_lower_epoch", phase: .expanded)
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .milliseconds(200))
@@ -154,7 +154,7 @@ struct FleetTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func garbageAndForeignNotificationsChangeNothingAndABurstCostsFewReads() async throws {
         let db = try await StoreDatabase.make("fleet_garbage", phase: .expanded)
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600))
@@ -184,7 +184,7 @@ struct FleetTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aFailedReadIsReportedAndTheFleetRecovers() async throws {
         let db = try await StoreDatabase.make("fleet_read_fails", phase: .expanded)
         let (events, sink) = AsyncStream.makeStream(of: FleetWriterPath.Event.self)

@@ -39,7 +39,7 @@ struct InFlightOperationTests {
         if !isWaiting { Issue.record("the second save never waited") }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func waitsForTheFirstThenReplaysItsCommit() async throws {
         let db = try await StoreDatabase.make("inflight_commit")
         let first = try await beginFirstSave(db)
@@ -53,7 +53,7 @@ struct InFlightOperationTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func waitsForTheFirstThenAppliesItselfWhenItAborted() async throws {
         let db = try await StoreDatabase.make("inflight_abort")
         let first = try await beginFirstSave(db)
@@ -69,7 +69,7 @@ struct InFlightOperationTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func givesUpClearlyWhenTheFirstStaysInFlightPastTheLockTimeout() async throws {
         let db = try await StoreDatabase.make("inflight_timeout")
         let impatient = try await PostgresDraftStore(pool: db.pool, lockTimeout: .milliseconds(300), outcomeFlushInterval: nil)

@@ -67,7 +67,7 @@ struct LedgerPrunerTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func savesReusingPrunedIDsNeverWaitLongerThanABatch() async throws {
         let db = try await StoreDatabase.make("prune_concurrent", poolSize: 4)
         try await insertEntries(db, prefix: "op-", count: 20_000, age: "10 days")

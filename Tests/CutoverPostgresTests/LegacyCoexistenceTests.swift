@@ -16,7 +16,7 @@ struct LegacyCoexistenceTests {
         var value: (applied: Int, conflicts: Int) { counts.withLock { $0 } }
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: [StoreDatabase.Layout.baseline, .expanded])
+    @Test(.timeLimit(.minutes(3)), arguments: [StoreDatabase.Layout.baseline, .expanded])
     func concurrentPlainSQLAndStoreSavesLoseNoUpdate(layout: StoreDatabase.Layout) async throws {
         let db = try await StoreDatabase.make("legacy_coexist", layout: layout, poolSize: 4)
         let drafts = (0..<2).map { "shared-\($0)" }
@@ -74,7 +74,7 @@ struct LegacyCoexistenceTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [StoreDatabase.Layout.baseline, .expanded])
+    @Test(.timeLimit(.minutes(3)), arguments: [StoreDatabase.Layout.baseline, .expanded])
     func conflictsAreReportedBothWays(layout: StoreDatabase.Layout) async throws {
         let db = try await StoreDatabase.make("legacy_conflicts", layout: layout)
         let oldApp = try db.database.connect(applicationName: "legacy-app")
@@ -99,7 +99,7 @@ struct LegacyCoexistenceTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theModernWriterIsRefusedBeforeExpandAndTheLegacyOneWorks() async throws {
         let db = try await StoreDatabase.make("legacy_baseline", layout: .baseline)
         let create = SaveDraft(operationScope: "t", operationID: "create", draftID: "d", expectedRevision: 0,
@@ -116,7 +116,7 @@ struct LegacyCoexistenceTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func awkwardTitlesRoundTripAndLimitsAreEnforced() async throws {
         let db = try await StoreDatabase.make("store_titles")
         let titles = ["it's \"quoted\"", "back\\slash \\x00 \\\\", "$1 $2; DROP TABLE drafts; --", "emoji 👩‍👩‍👧 and é (e\u{301})",

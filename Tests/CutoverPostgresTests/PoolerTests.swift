@@ -9,7 +9,7 @@ import Testing
 /// mode (Debian's 1.18), with fewer server connections than clients.
 @Suite("The store through PgBouncer in transaction mode")
 struct PoolerTests {
-    @Test(.timeLimit(.minutes(2)), arguments: DraftWritingContract.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: DraftWritingContract.allCases)
     func keepsTheContract(_ contract: DraftWritingContract) async throws {
         let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString)
         defer { pooler.stop() }
@@ -58,7 +58,7 @@ struct PoolerTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func theStoreTheOutcomeLogAndTheRegistryLeaveNoStateOnTheServerConnection() async throws {
         let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString,
                                                       options: .init(poolSize: 1))
@@ -89,7 +89,7 @@ struct PoolerTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aServerConnectionTerminatedUnderASaveCommitsNothingAndTheRetryCommitsOnce() async throws {
         let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString,
                                                       options: .init(poolSize: 2))

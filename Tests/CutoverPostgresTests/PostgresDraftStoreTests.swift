@@ -13,7 +13,7 @@ struct PostgresDraftStoreTests {
                   content: DraftContent(title: title, body: body, tags: tags))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func thirtyTwoConcurrentSavesOfOneOperationOverBothAdaptersCommitOnce() async throws {
         let db = try await StoreDatabase.make("store_32", poolSize: 32)
         let legacy = LegacyDraftAdapter(storage: db.store)
@@ -39,7 +39,7 @@ struct PostgresDraftStoreTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theLegacyTitleOfAModernWriteIsTheTitleOfTheBytesWritten() async throws {
         let db = try await StoreDatabase.make("store_v2_title", poolSize: 1)
         let create = request("create", expected: 0, title: "Plan")
@@ -55,7 +55,7 @@ struct PostgresDraftStoreTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aLostReplyToCommitIsOutcomeUnknownAndTheRetryReplays() async throws {
         let direct = try await StoreDatabase.make("store_lost_reply")
         let (proxy, proxied) = try direct.database.throughLossyProxy()
@@ -83,7 +83,7 @@ struct PostgresDraftStoreTests {
         await direct.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aSaveIsOneRoundTrip() async throws {
         let direct = try await StoreDatabase.make("store_round_trip")
         let (proxy, proxied) = try direct.database.throughLossyProxy()
@@ -102,7 +102,7 @@ struct PostgresDraftStoreTests {
         await direct.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aBackendTerminatedBeforeCommitCommitsNothing() async throws {
         let db = try await StoreDatabase.make("store_terminated", poolSize: 2)
         let create = request("create", expected: 0, title: "Plan")

@@ -43,7 +43,7 @@ struct ReadmeExampleTests {
         try await Self.runExample(label: "readme_example", through: nil)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theExampleSavesThroughPgBouncerInTransactionMode() async throws {
         let pooler = try await PgBouncerProcess.start(server: try await TestPostgres.shared().adminConnectionString)
         defer { pooler.stop() }

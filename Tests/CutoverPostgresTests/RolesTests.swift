@@ -8,7 +8,7 @@ import Testing
 /// The least-privilege roles of docs/runbooks/roles.md, made by `sql/roles/`: the migrator runs
 /// every step of the plan; the application saves, heartbeats and follows the writer path, and
 /// can run none of the toolkit's DDL.
-@Suite("least-privilege roles", .timeLimit(.minutes(2)))
+@Suite("least-privilege roles", .timeLimit(.minutes(3)))
 struct RolesTests {
     @Test func theApplicationRoleIsRefusedTheToolkitsDDLAndControlTables() async throws {
         try await Roles.withRoles("roles_ddl") { roles in

@@ -8,7 +8,7 @@ import Testing
 
 /// The phase runner at its edges: lost replies, hostile checks, steps stopped half way, stop
 /// requests, and the compare-and-set that keeps a phase change from happening twice.
-@Suite("Runner edges", .timeLimit(.minutes(2)))
+@Suite("Runner edges", .timeLimit(.minutes(3)))
 struct RunnerEdgeTests {
     /// A database with seeded legacy drafts and the control schema, its plan at baseline.
     private func baseline(_ label: String, rows: Int = 30) async throws -> TestDatabase {

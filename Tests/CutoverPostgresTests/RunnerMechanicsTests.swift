@@ -97,7 +97,7 @@ struct RunnerMechanicsTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func ddlWaitsOutAnExclusiveLockWithoutMakingOthersQueue() async throws {
         let database = try await TestPostgres.database("runner_ddl_retry")
         let setup = try database.connect()

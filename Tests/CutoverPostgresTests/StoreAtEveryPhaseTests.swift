@@ -6,7 +6,7 @@ import Testing
 /// The store while the phase runner moves the drafts plan along.
 @Suite("The store at every phase")
 struct StoreAtEveryPhaseTests {
-    @Test(.timeLimit(.minutes(1)), arguments: MigrationPhase.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: MigrationPhase.allCases)
     func eachWriterWorksExactlyWhileItsFormatIsStored(phase: MigrationPhase) async throws {
         let db = try await StoreDatabase.make("store_phase_\(phase)", phase: phase)
         let legacy = LegacyDraftAdapter(storage: db.store)
@@ -37,7 +37,7 @@ struct StoreAtEveryPhaseTests {
         await db.close()
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: [MigrationPhase.modern, .backfilled], DraftWritingContract.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: [MigrationPhase.modern, .backfilled], DraftWritingContract.allCases)
     func theContractHoldsWhileBothPathsAreOpen(phase: MigrationPhase, contract: DraftWritingContract) async throws {
         var made: StoreDatabase?
         try await contract.verify {

@@ -8,7 +8,7 @@ import Testing
 
 /// The demo's and the soak's judge, shown to fail on broken data: saves that failed, and
 /// instances that did not follow a switch, are violations and make the run exit non-zero.
-@Suite("Fleet verdict", .timeLimit(.minutes(2)))
+@Suite("Fleet verdict", .timeLimit(.minutes(3)))
 struct FleetVerdictTests {
     private static let drafts = 20
 

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Ephemeral cluster")
 struct EphemeralClusterTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func aPoolSurvivesAServerRestartAndStopRemovesEverything() async throws {
         let cluster = try await EphemeralCluster.start()
         let directory = cluster.directory
@@ -38,7 +38,7 @@ struct EphemeralClusterTests {
         let ok = try await onThread { try PostgresConnection(configuration: .init(connectionString: url)).isConnected }
         #expect(ok)
     }
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func aStandbyReplaysThePrimarysWritesAndRefusesWritesOfItsOwn() async throws {
         let primary = try await EphemeralCluster.start()
         defer { primary.stop() }

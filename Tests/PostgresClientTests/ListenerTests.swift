@@ -7,7 +7,7 @@ import Testing
 struct ListenerTests {
     static let database = Task { try await TestPostgres.database("listener") }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func notificationsArriveAndSurviveATerminatedBackend() async throws {
         let database = try await Self.database.value
         let sender = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
@@ -40,7 +40,7 @@ struct ListenerTests {
         await sender.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func onlyTheChannelsListenedToAreDelivered() async throws {
         let database = try await Self.database.value
         let sender = PostgresPool(configuration: database.configuration(), maximumConnections: 1)

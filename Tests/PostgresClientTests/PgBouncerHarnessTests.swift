@@ -5,7 +5,7 @@ import Testing
 
 @Suite("PgBouncer harness")
 struct PgBouncerHarnessTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func clientsShareTheSmallPoolAndStopRemovesEverything() async throws {
         let database = try await TestPostgres.database("pgbouncer_harness")
         let (pooler, url) = try await database.throughPgBouncer(.init(poolMode: .transaction, poolSize: 1))
@@ -32,7 +32,7 @@ struct PgBouncerHarnessTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func sessionModeKeepsAServerConnectionPerClient() async throws {
         let database = try await TestPostgres.database("pgbouncer_session")
         let (pooler, url) = try await database.throughPgBouncer(.init(poolMode: .session, poolSize: 2))
@@ -46,7 +46,7 @@ struct PgBouncerHarnessTests {
         #expect(pids[0] == pids[2])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statementModeCarriesAPipelinedTransactionButRefusesAnInteractiveOne() async throws {
         // What the pooler runbook says of statement mode: BEGIN, the statement and COMMIT in
         // one pipeline end in one Sync, so PgBouncer sees one exchange; a transaction that

@@ -44,7 +44,7 @@ struct PostgresToolsTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func theClusterRunsTheServerOfItsBinDirectory() async throws {
         let cluster = try await EphemeralCluster.start()
         defer { cluster.stop() }

@@ -36,7 +36,7 @@ struct ThreadEndTests {
         #expect(ThreadExitProbe.hasEnded(thrown))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aPoolsShutdownReturnsOnlyOnceItsConnectionsThreadsHaveEnded() async throws {
         let database = try await TestPostgres.database("thread_end")
         let pool = PostgresPool(configuration: database.configuration(applicationName: "thread-end"), maximumConnections: 2)

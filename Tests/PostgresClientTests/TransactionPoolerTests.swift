@@ -7,7 +7,7 @@ import Testing
 /// on another server connection, and each server connection serves many clients in turn.
 @Suite("Through PgBouncer in transaction mode")
 struct TransactionPoolerTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func whatTheClientRunsLeavesNothingOnTheSharedServerConnection() async throws {
         let database = try await TestPostgres.database("pooler_leftovers")
         let (pooler, url) = try await database.throughPgBouncer(.init(poolSize: 1))
@@ -25,7 +25,7 @@ struct TransactionPoolerTests {
         #expect(leftovers == .none)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theProbeSeesWhatACarelessClientLeavesBehind() async throws {
         // The judge of the test above: a client that does leave state behind is caught.
         let database = try await TestPostgres.database("pooler_probe")
@@ -45,7 +45,7 @@ struct TransactionPoolerTests {
         #expect(leftovers.advisoryLocks == 1)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func manyClientsThroughTwoServerConnectionsGetTheirOwnStatementsAnswered() async throws {
         let database = try await TestPostgres.database("pooler_statements")
         let (pooler, url) = try await database.throughPgBouncer(.init(poolSize: 2))
@@ -99,7 +99,7 @@ struct TransactionPoolerTests {
         #expect(servers <= 2)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statementsPreparedPerConnectionNeverRunAnotherClientsStatement() async throws {
         // Prepared statements through a pooler that does not track them are a misconfiguration,
         // but names unique to each connection make it fail loudly rather than run the wrong
@@ -120,7 +120,7 @@ struct TransactionPoolerTests {
         #expect(answers == [1, 0, 2, 10, 3, 20])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func timestampsDecodeOnAServerSetToAnotherDateStyle() async throws {
         let database = try await TestPostgres.database("pooler_datestyle")
         try await onThread {
@@ -141,7 +141,7 @@ struct TransactionPoolerTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func sessionSettingsAreRefusedByPgBouncerSoTheDefaultsSendNone() async throws {
         // What the pooler runbook says: settings in the `options` start-up parameter do not
         // pass PgBouncer, and the defaults send none.
@@ -161,7 +161,7 @@ struct TransactionPoolerTests {
         #expect(connected)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aServerConnectionThatDiesInCommitLeavesTheOutcomeUnknown() async throws {
         // The server's session ends while it commits (a deferred trigger terminates it): what
         // PgBouncer passes on must read as "may have committed", never as a definite failure.

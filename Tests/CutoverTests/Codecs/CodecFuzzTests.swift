@@ -3,7 +3,7 @@ import Testing
 
 /// Damaged stored drafts, generated from fixed seeds: every reader answers with content or a
 /// typed error naming the draft, never a crash, a hang or a silent default.
-@Suite("Codecs under damage", .timeLimit(.minutes(1)))
+@Suite("Codecs under damage", .timeLimit(.minutes(3)))
 struct CodecFuzzTests {
     @Test("damaged v2 documents decode or are refused with a typed error", arguments: [UInt64(7), 8, 0xBEEF])
     func damagedDocuments(seed: UInt64) {

@@ -2,7 +2,7 @@ import Cutover
 import CutoverTestSupport
 import Testing
 
-@Suite("The contract suite", .timeLimit(.minutes(1)))
+@Suite("The contract suite", .timeLimit(.minutes(3)))
 struct DraftWritingContractTests {
     @Test("the in-memory store keeps the contract", arguments: DraftWritingContract.allCases)
     func inMemoryStoreKeepsTheContract(_ contract: DraftWritingContract) async throws {

@@ -2,7 +2,7 @@ import Cutover
 import CutoverTestSupport
 import Testing
 
-@Suite("The save router", .timeLimit(.minutes(1)))
+@Suite("The save router", .timeLimit(.minutes(3)))
 struct SaveRouterTests {
     /// A store that fails every commit with one error, committing nothing.
     private struct FailingStorage: DraftStorage {

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
@@ -17,7 +18,7 @@ struct DeclarationTests {
                 Flag("velocity", short: "v", help: "Same short name."),
                 Option("size", type: .integer(in: 1...10), default: 0, help: "A default out of range."),
                 Flag("help", help: "Reserved."),
-                Argument("from", type: .string, isOptional: true, help: "Optional first."),
+                Argument(optional: "from", type: .string, help: "Optional first."),
                 Argument("to", type: .string, help: "Required after optional."),
             ], mutuallyExclusive: [[Flag("absent", help: "Not declared.")]]),
             CommandSpec("many", abstract: "Many.", parameters: [

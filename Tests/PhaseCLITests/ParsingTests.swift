@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
@@ -75,7 +76,7 @@ struct ParsingTests {
         #expect(parsed.values(of: PhaseTree.only) == ["b", "a", "c"])
         #expect(parsed[PhaseTree.only] == "c")
         #expect(try parse(["check"]).values(of: PhaseTree.only).isEmpty)
-        #expect(try parse(["backfill"]).values(of: PhaseTree.batchSize) == [1000])
+        #expect(try parse(["backfill"])[PhaseTree.batchSize] == 1000)
     }
 
     @Test func subcommandsNestAndTheirPathIsReported() throws {

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 
 /// The writer paths `phase switch` chooses between.
@@ -17,7 +18,7 @@ enum PhaseTree {
     static let verbose = Flag("verbose", short: "v", help: "Also print each SQL statement as it runs.")
     static let dryRun = StandardParameters.dryRun
 
-    static let step = Argument("step", type: .string, isOptional: true,
+    static let step = Argument(optional: "step", type: .string,
                                help: "The step whose checks to run; the next step of the plan when omitted.")
     static let only = Option("only", type: .string, valueName: "check", isRepeatable: true,
                              help: "Run only this check; repeat the option for more.")

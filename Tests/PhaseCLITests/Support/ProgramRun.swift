@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 
 /// What one run of a program printed and how it ended.

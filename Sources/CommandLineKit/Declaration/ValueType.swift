@@ -3,9 +3,9 @@
 /// ```swift
 /// let batchSize = Option("batch-size", type: .integer(in: 1...100_000), default: 1000,
 ///                        help: "Rows converted in one transaction.")
-/// let retention = Option("older-than", type: .duration(atLeast: .seconds(86_400)), default: .seconds(604_800),
-///                        help: "Prune ledger rows older than this.")
-/// let path = Argument("path", type: .choice(WriterPath.self), help: "The writer to switch to.")
+/// let path = Argument("path", type: .choice(SavePath.self), help: "The writer to switch to.")
+/// let step = Argument("step", type: .choice(["switch": PlanStep.Kind.switch, "expand": .expand]),
+///                     help: "What to undo.")
 /// ```
 public struct ValueType<Value: Sendable>: Sendable {
     /// The limits in words for help, for example `between 1 and 100000`.
@@ -47,12 +47,34 @@ extension ValueType where Value == String {
     public static var string: ValueType<String> {
         ValueType(parse: { .success($0) }, format: { $0 })
     }
+}
 
-    /// One of a fixed list of words.
-    public static func choice(_ words: [String]) -> ValueType<String> {
-        ValueType(allowedValues: words, parse: { text in
-            words.contains(text) ? .success(text) : .failure(notAChoice(text, words))
-        }, format: { $0 })
+extension ValueType where Value: Equatable {
+    /// One of a fixed list of words, each standing for its value; help lists the words in order.
+    public static func choice(_ words: KeyValuePairs<String, Value>) -> ValueType<Value> {
+        let spellings = words.map(\.key)
+        let pairs = Array(words)
+        return ValueType(allowedValues: spellings, parse: { text in
+            pairs.first { $0.key == text }.map { .success($0.value) } ?? .failure(notAChoice(text, spellings))
+        }, format: { value in pairs.first { $0.value == value }?.key ?? "" })
+    }
+}
+
+extension ValueType {
+    /// Values of `element` separated by commas, `1,8,32`; at least one.
+    public static func commaSeparated<Element: Sendable>(_ element: ValueType<Element>) -> ValueType<[Element]>
+    where Value == [Element] {
+        ValueType(constraint: element.constraint.map { "each " + $0 }, allowedValues: [], parse: { text in
+            var values: [Element] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                switch element.parse(String(part)) {
+                case .success(let value): values.append(value)
+                case .failure(let invalid):
+                    return .failure(InvalidValue(reason: "'\(part)' \(invalid.reason)", suggestion: nil))
+                }
+            }
+            return .success(values)
+        }, format: { values in values.map(element.format).joined(separator: ",") })
     }
 }
 
@@ -109,30 +131,17 @@ extension ValueType where Value == Double {
     }
 }
 
-extension ValueType where Value == Duration {
-    /// A duration such as `500ms`, `2s`, `5m`, `7d` or `1h30m`, within `range`.
-    public static func duration(in range: ClosedRange<Duration>) -> ValueType<Duration> {
-        duration(ValueBounds(lower: range.lowerBound, upper: range.upperBound))
-    }
-
-    /// A duration no shorter than `minimum`.
-    public static func duration(atLeast minimum: Duration) -> ValueType<Duration> {
-        duration(ValueBounds(lower: minimum, upper: nil))
-    }
-
-    /// Any duration of zero or more.
-    public static var duration: ValueType<Duration> {
-        duration(.unbounded)
-    }
-
-    private static func duration(_ bounds: ValueBounds<Duration>) -> ValueType<Duration> {
-        bounded(bounds, parse: DurationText.parse, format: DurationText.format)
-    }
-}
-
 extension ValueType where Value: Comparable {
-    /// Values read by `parse` and accepted only within `bounds`, which help states.
-    fileprivate static func bounded(_ bounds: ValueBounds<Value>,
+    /// Values read by `parse` and accepted only from `lower` to `upper` (where given), which
+    /// help states as `between 1 and 10` and errors as `must be between 1 and 10`, with
+    /// values written by `format`.
+    public static func bounded(lower: Value?, upper: Value?,
+                               parse: @escaping @Sendable (String) -> Result<Value, InvalidValue>,
+                               format: @escaping @Sendable (Value) -> String) -> ValueType<Value> {
+        bounded(ValueBounds(lower: lower, upper: upper), parse: parse, format: format)
+    }
+
+    static func bounded(_ bounds: ValueBounds<Value>,
                                     parse: @escaping @Sendable (String) -> Result<Value, InvalidValue>,
                                     format: @escaping @Sendable (Value) -> String) -> ValueType<Value> {
         ValueType(constraint: bounds.phrase(format), parse: { text in

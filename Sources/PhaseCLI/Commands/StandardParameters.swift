@@ -1,3 +1,4 @@
+import CommandLineKit
 /// Parameters every `phase` command that needs them declares the same way, so they are
 /// spelled and explained once.
 public enum StandardParameters {

@@ -9,7 +9,8 @@
 ///     "backfill",
 ///     abstract: "Convert rows that only have the legacy representation.",
 ///     discussion: "Works in keyset batches and resumes from a stored cursor.",
-///     parameters: [batchSize, StandardParameters.dryRun])
+///     parameters: [batchSize, dryRun],
+///     command: Backfill.self)
 /// ```
 public struct CommandSpec: Sendable {
     /// The word that selects it, kebab-case.
@@ -24,6 +25,9 @@ public struct CommandSpec: Sendable {
     let exclusiveGroups: [[String]]
     /// The commands below this one, in the order help lists them.
     public let subcommands: [CommandSpec]
+    /// The type that runs it, handed back in ``ParsedCommand/command``; nil for a command
+    /// that only groups others.
+    public let command: (any ParsableCommand.Type)?
 
     /// Declares a command.
     ///
@@ -35,15 +39,17 @@ public struct CommandSpec: Sendable {
     ///   - mutuallyExclusive: groups of its options and flags (or its ancestors') that may not
     ///     be given together.
     ///   - subcommands: commands below it; a command with subcommands takes no arguments.
+    ///   - command: the type that runs it.
     public init(_ name: String, abstract: String, discussion: String = "",
                 parameters: [any CommandParameter] = [], mutuallyExclusive: [[any CommandParameter]] = [],
-                subcommands: [CommandSpec] = []) {
+                subcommands: [CommandSpec] = [], command: (any ParsableCommand.Type)? = nil) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.parameters = parameters.map(\.declaration)
         self.exclusiveGroups = mutuallyExclusive.map { group in group.map(\.declaration.displayName) }
         self.subcommands = subcommands
+        self.command = command
     }
 
     var arguments: [ParameterDeclaration] { parameters.filter { $0.kind == .argument } }

@@ -11,7 +11,7 @@ public struct Flag: CommandParameter {
     public init(_ name: String, short: Character? = nil, help: String) {
         declaration = ParameterDeclaration(
             kind: .flag, name: name, shortName: short, help: help, valueName: name, isRepeatable: true,
-            isRequired: false, environmentVariable: nil, defaultValue: nil, defaultText: nil,
+            isRequired: false, environmentVariable: nil, defaultText: nil,
             constraint: nil, allowedValues: [], parse: nil)
     }
 }

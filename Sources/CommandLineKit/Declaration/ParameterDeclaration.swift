@@ -17,7 +17,6 @@ public struct ParameterDeclaration: Sendable {
     /// For arguments: whether it must be given.
     let isRequired: Bool
     let environmentVariable: String?
-    let defaultValue: (any Sendable)?
     let defaultText: String?
     let constraint: String?
     let allowedValues: [String]
@@ -44,7 +43,7 @@ public struct ParameterDeclaration: Sendable {
         ParameterDeclaration(
             kind: kind, name: name, shortName: shortName, help: help, valueName: valueName ?? name,
             isRepeatable: isRepeatable, isRequired: isRequired, environmentVariable: environmentVariable,
-            defaultValue: defaultValue, defaultText: defaultValue.map(type.format),
+            defaultText: defaultValue.map(type.format),
             constraint: type.constraint, allowedValues: type.allowedValues,
             parse: { text in type.parse(text).map { $0 as any Sendable } })
     }

@@ -17,13 +17,13 @@ public struct UsageError: Error, Sendable, Equatable {
     /// That command's usage line, without the `Usage: ` prefix.
     public let usage: String
 
-    /// The full text for standard error, ending in a newline.
+    /// The full text for standard error, without colour, ending in a newline.
     public var text: String {
-        Console.errorText(message, details: details, style: TextStyle(isEnabled: false))
+        (["Error: " + message] + details).map { $0 + "\n" }.joined()
     }
 
     /// The lines after the message: the usage line and where to read more.
-    var details: [String] {
+    public var details: [String] {
         ["Usage: \(usage)", "  See '\(commandPath.joined(separator: " ")) --help' for more information."]
     }
 }

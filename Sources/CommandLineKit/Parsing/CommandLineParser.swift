@@ -1,9 +1,26 @@
 /// Turns the words of a command line into a ``ParseOutcome`` for a declared command tree.
-struct CommandLineParser {
-    let root: CommandSpec
-    let environment: [String: String]
+///
+/// ```swift
+/// switch CommandLineParser(root: tree, environment: environment).parse(arguments) {
+/// case .help(let text): print(text, terminator: "")
+/// case .usageError(let error): printError(error.text)
+/// case .command(let parsed): try await run(parsed)
+/// }
+/// ```
+public struct CommandLineParser: Sendable {
+    /// The root command: its name is the program's, its options are the global ones.
+    public let root: CommandSpec
+    /// Where options with an environment variable find their value when they are not given.
+    public let environment: [String: String]
 
-    func parse(_ words: [String]) -> ParseOutcome {
+    /// A parser for the tree under `root`.
+    public init(root: CommandSpec, environment: [String: String] = [:]) {
+        self.root = root
+        self.environment = environment
+    }
+
+    /// What `words` (the arguments after the program's name) ask for.
+    public func parse(_ words: [String]) -> ParseOutcome {
         // Help wins over any other mistake on the line: it is shown for the deepest command
         // the words reached, as `phase backfill --batch-size 0 --help` should show backfill's.
         let asksForHelp = words.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
@@ -158,11 +175,7 @@ private struct CommandLineWalk {
             let used = givenOrder.filter(group.contains)
             if used.count > 1 { throw failure("'\(used[0])' and '\(used[1])' cannot be used together") }
         }
-        var defaults: [String: any Sendable] = [:]
-        for parameter in chain.flatMap(\.parameters) {
-            if let value = parameter.defaultValue { defaults[parameter.displayName] = value }
-        }
-        return ParsedCommand(path: chain.dropFirst().map(\.name), givenValues: given, defaults: defaults,
+        return ParsedCommand(path: chain.dropFirst().map(\.name), command: command.command, givenValues: given,
                              flagsGiven: flags)
     }
 

@@ -1,11 +1,27 @@
 import CommandLineKit
-import PhaseCLI
+@testable import PhaseCLI
 import Testing
 
 @Suite("Declarations")
 struct DeclarationTests {
-    @Test func theRepresentativeTreeIsSound() {
-        #expect(PhaseTree.root.problems == [])
+    @Test func theSampleTreeIsSound() {
+        #expect(SampleTree.root.problems == [])
+    }
+
+    @Test func phasesRealTreeIsSound() {
+        #expect(PhaseCommandTree.root.problems == [])
+    }
+
+    @Test func everyRealCommandThatRunsNamesAPhaseCommandOfItsOwn() {
+        let commands = PhaseCommandTree.root.runnableCommands
+        #expect(commands.count == 16)
+        for (path, spec) in commands {
+            let type = spec.command as? any PhaseCommand.Type
+            #expect(type != nil, "\(path) names no PhaseCommand")
+            #expect(type?.spec.name == spec.name, "\(path)")
+        }
+        let types = commands.compactMap { $0.spec.command.map(ObjectIdentifier.init) }
+        #expect(Set(types).count == commands.count, "a command type stands for two commands")
     }
 
     @Test func mistakesInATreeAreEachReported() {

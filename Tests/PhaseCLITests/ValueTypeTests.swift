@@ -73,7 +73,7 @@ struct ValueTypeTests {
     }
 
     @Test func choicesAcceptOnlyTheirWordsAndSuggestACloseOne() {
-        let type = ValueType.choice(WriterPath.self)
+        let type = ValueType.choice(SamplePath.self)
         #expect(type.parse("modern") == .success(.modern))
         #expect(type.parse("modren") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "modern")))
         #expect(type.parse("Legacy") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "legacy")))

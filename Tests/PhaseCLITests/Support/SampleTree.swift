@@ -1,13 +1,15 @@
 import CommandLineKit
 import PhaseCLI
 
-/// The writer paths `phase switch` chooses between.
-enum WriterPath: String, CaseIterable, Sendable {
+/// The writer paths of the sample tree's `switch`.
+enum SamplePath: String, CaseIterable, Sendable {
     case legacy, modern
 }
 
-/// A command tree shaped like the real `phase` CLI, declared the way its commands will be.
-enum PhaseTree {
+/// A purpose-built tree for the parser's and the help writer's rules: global options, a
+/// nested group, short names, repeatable and exclusive options, optional and typed arguments.
+/// It is not `phase`'s tree (that is ``PhaseCommandTree``, whose help the golden files hold).
+enum SampleTree {
     static let databaseURL = Option(
         "database-url", type: .string, valueName: "url", environmentVariable: "DATABASE_URL",
         help: "The PostgreSQL database to work on, as a URI or a keyword/value string; libpq's PG* variables and ~/.pgpass apply too.")
@@ -26,7 +28,7 @@ enum PhaseTree {
                                     default: .seconds(2), help: "How long one DDL statement may wait for its lock.")
     static let retries = Option("retries", type: .integer(in: 0...100), default: 5,
                                 help: "How many times a DDL statement that timed out is tried again.")
-    static let path = Argument("path", type: .choice(WriterPath.self), help: "The writer path new operations take.")
+    static let path = Argument("path", type: .choice(SamplePath.self), help: "The writer path new operations take.")
     static let batchSize = Option("batch-size", short: "b", type: .integer(in: 1...100_000), default: 1000,
                                   help: "Rows converted, or pruned, in one transaction.")
     static let pause = Option("pause", type: .duration, default: .zero, help: "How long to wait between batches.")
@@ -87,12 +89,4 @@ enum PhaseTree {
         ])
 
     static let program = CommandLineProgram(root: root)
-
-    /// Every command's words below the root, the root's own (empty) path first.
-    static var allPaths: [[String]] {
-        func paths(_ command: CommandSpec, _ prefix: [String]) -> [[String]] {
-            [prefix] + command.subcommands.flatMap { paths($0, prefix + [$0.name]) }
-        }
-        return paths(root, [])
-    }
 }

@@ -61,10 +61,11 @@ extension ValueType where Value: Equatable {
 }
 
 extension ValueType {
-    /// Values of `element` separated by commas, `1,8,32`; at least one.
+    /// Values of `element` separated by commas, `1,8,32`; at least one. Help lists the
+    /// element's choices, if it has any.
     public static func commaSeparated<Element: Sendable>(_ element: ValueType<Element>) -> ValueType<[Element]>
     where Value == [Element] {
-        ValueType(constraint: element.constraint.map { "each " + $0 }, allowedValues: [], parse: { text in
+        ValueType(constraint: element.constraint.map { "each " + $0 }, allowedValues: element.allowedValues, parse: { text in
             var values: [Element] = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 switch element.parse(String(part)) {

@@ -22,20 +22,26 @@ struct BenchOptions: Sendable {
         case cooperative
     }
 
-    /// The lengths and sizes of a full run and of a quick one; options given on the command
-    /// line win over them.
-    struct Preset: Sendable {
+    /// How long and how large a run is: a full run's and a quick one's, which options given on
+    /// the command line override.
+    struct Lengths: Sendable {
+        /// Rounds of each save comparison; every round runs ours and each baseline once.
         var rounds: Int
+        /// Length of each timed save run.
         var seconds: Int
+        /// Length of each warm-up run.
         var warmUpSeconds: Int
+        /// Rows of the backfill table, and the smaller size that shows memory does not grow with it.
         var backfillRows: Int
         var smallBackfillRows: Int
+        /// Rounds of the backfill comparison.
         var backfillRounds: Int
+        /// Fleet switches observed.
         var switches: Int
 
-        static let full = Preset(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
+        static let full = Lengths(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
                                  backfillRounds: 2, switches: 200)
-        static let quick = Preset(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
+        static let quick = Lengths(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
                                   backfillRounds: 1, switches: 50)
     }
 
@@ -50,22 +56,22 @@ struct BenchOptions: Sendable {
     static let clients = Option("clients", type: .commaSeparated(.integer(in: 1...200)), default: [1, 8, 32],
                                 valueName: "list", help: "Clients of the save scenarios, comma-separated.")
     static let rounds = Option("rounds", type: .integer(atLeast: 1), valueName: "n",
-                               help: "Rounds of each save comparison; \(Preset.full.rounds), or \(Preset.quick.rounds) with --quick, when omitted.")
+                               help: "Rounds of each save comparison; \(Lengths.full.rounds), or \(Lengths.quick.rounds) with --quick, when omitted.")
     static let seconds = Option("seconds", type: .integer(atLeast: 1), valueName: "n",
-                                help: "Seconds of each timed save run; \(Preset.full.seconds), or \(Preset.quick.seconds) with --quick, when omitted.")
+                                help: "Seconds of each timed save run; \(Lengths.full.seconds), or \(Lengths.quick.seconds) with --quick, when omitted.")
     static let backfillRows = Option(
         "backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
-        help: "Rows of the backfill table; \(Preset.full.backfillRows), or \(Preset.quick.backfillRows) with --quick, when omitted.")
+        help: "Rows of the backfill table; \(Lengths.full.backfillRows), or \(Lengths.quick.backfillRows) with --quick, when omitted.")
     static let smallBackfillRows = Option(
         "small-backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
-        help: "The second size, for peak memory; \(Preset.full.smallBackfillRows), or \(Preset.quick.smallBackfillRows) with --quick, when omitted.")
+        help: "The second size, for peak memory; \(Lengths.full.smallBackfillRows), or \(Lengths.quick.smallBackfillRows) with --quick, when omitted.")
     static let backfillBatchSize = Option("backfill-batch-size", type: .integer(atLeast: 1), valueName: "n",
                                           help: "Rows per backfill batch instead of the plan's (1000).")
     static let backfillNiceRatio = Option(
         "backfill-nice-ratio", type: .decimal(in: 0...100), valueName: "ratio",
         help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0.25).")
     static let switches = Option("switches", type: .integer(atLeast: 1), valueName: "n",
-                                 help: "Fleet switches to observe; \(Preset.full.switches), or \(Preset.quick.switches) with --quick, when omitted.")
+                                 help: "Fleet switches to observe; \(Lengths.full.switches), or \(Lengths.quick.switches) with --quick, when omitted.")
     static let json = Option("json", type: .string, valueName: "path", help: "Also write the JSON report to this file.")
     static let scripts = Option("scripts", type: .string, valueName: "dir",
                                 help: "The pgbench scripts; the repository's Benchmarks/ when omitted.")
@@ -96,22 +102,11 @@ struct BenchOptions: Sendable {
     var scenarios: [Scenario]
     /// Concurrent clients of the save scenarios.
     var clientCounts: [Int]
-    /// Rounds of each save comparison; every round runs ours and each baseline once.
-    var rounds: Int
-    /// Length of each timed save run.
-    var seconds: Int
-    /// Length of each warm-up run.
-    var warmUpSeconds: Int
-    /// Rows of the backfill table, and the smaller size that shows memory does not grow with it.
-    var backfillRows: Int
-    var smallBackfillRows: Int
-    /// Rounds of the backfill comparison.
-    var backfillRounds: Int
+    /// How long and how large the run is.
+    var lengths: Lengths
     /// The engine's pace instead of the plan's, to measure another one.
     var backfillBatchSize: Int?
     var backfillNiceRatio: Double?
-    /// Fleet switches observed.
-    var switches: Int
     /// Listeners in the fleet.
     var listeners = 16
     /// Where to write the JSON report as well as printing it.
@@ -126,22 +121,20 @@ struct BenchOptions: Sendable {
     /// prepared once per connection, to measure what preparing saves.
     var preparedStatements: PostgresConfiguration.PreparedStatements
 
-    /// The options `parsed` holds; `--quick` chooses the preset that the others override.
+    /// The options `parsed` holds; `--quick` chooses the lengths that the others override.
     init(_ parsed: ParsedCommand) {
         isQuick = parsed[Self.quick]
-        let preset = isQuick ? Preset.quick : Preset.full
+        lengths = isQuick ? .quick : .full
         databaseURL = parsed[Self.databaseURL]
         scenarios = parsed[Self.only]
         clientCounts = parsed[Self.clients]
-        rounds = parsed[Self.rounds] ?? preset.rounds
-        seconds = parsed[Self.seconds] ?? preset.seconds
-        warmUpSeconds = preset.warmUpSeconds
-        backfillRows = parsed[Self.backfillRows] ?? preset.backfillRows
-        smallBackfillRows = parsed[Self.smallBackfillRows] ?? preset.smallBackfillRows
-        backfillRounds = preset.backfillRounds
+        if let rounds = parsed[Self.rounds] { lengths.rounds = rounds }
+        if let seconds = parsed[Self.seconds] { lengths.seconds = seconds }
+        if let rows = parsed[Self.backfillRows] { lengths.backfillRows = rows }
+        if let rows = parsed[Self.smallBackfillRows] { lengths.smallBackfillRows = rows }
+        if let switches = parsed[Self.switches] { lengths.switches = switches }
         backfillBatchSize = parsed[Self.backfillBatchSize]
         backfillNiceRatio = parsed[Self.backfillNiceRatio]
-        switches = parsed[Self.switches] ?? preset.switches
         jsonPath = parsed[Self.json]
         scriptsDirectory = parsed[Self.scripts] ?? Self.defaultScriptsDirectory
         pgbenchPath = parsed[Self.pgbench]

@@ -23,18 +23,21 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEpoll"]),
         // The pure core: contract, errors, router, codecs, phase state machine. No I/O.
         .target(name: "Cutover"),
-        // The durable store, the control schema and (later) the phase runner, over PostgreSQL.
+        // The durable store, the control schema and the phase runner, over PostgreSQL.
         .target(name: "CutoverPostgres", dependencies: ["Cutover", "PostgresClient"], plugins: ["EmbedSQL"]),
         // Compiles sql/ into CutoverPostgres, so that binaries need no files beside them.
         .executableTarget(name: "EmbedSQLTool"),
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
-        // The phase command line: declarative parsing, help, usage errors, exit codes, output.
-        .target(name: "PhaseCLI", dependencies: ["Cutover", "CutoverPostgres", "PostgresClient"]),
+        // Declarative command lines: commands, options and arguments declared once, parsed into
+        // typed values, with help and usage errors written from the same declarations.
+        .target(name: "CommandLineKit"),
+        // The phase command line: its commands, exit codes and output.
+        .target(name: "PhaseCLI", dependencies: ["CommandLineKit", "Cutover", "CutoverPostgres", "PostgresClient"]),
         // The operator's tool: a few lines over PhaseCLI.
         .executableTarget(name: "phase", dependencies: ["PhaseCLI"]),
         // The benchmark: saves, backfill and fleet switch, each beside its pgbench baseline.
-        .executableTarget(name: "CutoverBench", dependencies: ["Cutover", "CutoverPostgres", "PostgresClient"]),
+        .executableTarget(name: "CutoverBench", dependencies: ["CommandLineKit", "Cutover", "CutoverPostgres", "PostgresClient"]),
         // Shared by the test targets: the PostgreSQL test database harness and the
         // contract suite every DraftWriting must pass.
         .target(name: "CutoverTestSupport", dependencies: ["Cutover", "PostgresClient"]),
@@ -42,7 +45,7 @@ let package = Package(
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "CutoverTestSupport"]),
         .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "CutoverTestSupport"]),
-        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "CutoverTestSupport"], resources: [.copy("Golden")]),
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "CommandLineKit", "CutoverTestSupport"], resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]
 )

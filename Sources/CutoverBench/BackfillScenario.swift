@@ -55,7 +55,7 @@ struct BackfillScenario {
     }
 
     private func measure(_ database: BenchDatabase, pool: PostgresPool) async throws -> [ScenarioResult] {
-        let rows = options.backfillRows
+        let rows = options.lengths.backfillRows
         let label = Format.number(Double(rows))
         let window: Duration = .seconds(options.isQuick ? 4 : 10)
         var ours: [Run] = []
@@ -63,7 +63,7 @@ struct BackfillScenario {
         var alone = Latencies()
         var aloneSaves = 0
         try await warmUp(rows: rows, in: database, pool: pool)
-        for round in 0..<options.backfillRounds {
+        for round in 0..<options.lengths.backfillRounds {
             for oursFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                 var load = try await freshTable(rows: rows, in: database, pool: pool)
                 let quiet = await load.run(until: .now + window, pace: Self.savePace)
@@ -79,9 +79,9 @@ struct BackfillScenario {
                 }
             }
         }
-        var small = try await freshTable(rows: options.smallBackfillRows, in: database, pool: pool)
+        var small = try await freshTable(rows: options.lengths.smallBackfillRows, in: database, pool: pool)
         let smallRun = try await backfillWithEngine(database, load: &small)
-        log.step("backfill, \(Format.number(Double(options.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
+        log.step("backfill, \(Format.number(Double(options.lengths.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
 
         let pace = engineOptions(for: try draftsBackfill().step)
         let settings = "durable commits; batches of \(pace.batchSize), nice ratio \(pace.niceRatio); "
@@ -115,7 +115,7 @@ struct BackfillScenario {
         let smallPeak = Double(smallRun.peakMemory ?? 0) / 1024
         let memory = ScenarioResult(
             scenario: "backfill peak RSS, \(label) rows", unit: "MiB", ours: largePeak,
-            baselineName: "peak RSS at \(Format.number(Double(options.smallBackfillRows))) rows", baseline: smallPeak,
+            baselineName: "peak RSS at \(Format.number(Double(options.lengths.smallBackfillRows))) rows", baseline: smallPeak,
             ratio: smallPeak > 0 ? largePeak / smallPeak : nil, goal: .ratioBelow(1.1),
             rows: rows, duration: ours.map(\.duration.seconds).reduce(0, +),
             settings: "VmHWM of the benchmark process, reset before each backfill, live load included")

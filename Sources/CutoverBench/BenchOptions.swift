@@ -1,7 +1,10 @@
+import CommandLineKit
 import Foundation
 import PostgresClient
 
 /// What one run of the benchmark does: which scenarios, how long, against which server.
+///
+/// Its command line is declared once in ``spec``, which parses it and writes `--help`.
 struct BenchOptions: Sendable {
     /// The scenarios, in the order they run.
     enum Scenario: String, Sendable, CaseIterable {
@@ -10,45 +13,8 @@ struct BenchOptions: Sendable {
         case fleet
     }
 
-    /// A server to use instead of an ephemeral cluster (its role needs CREATEDB).
-    var databaseURL: String?
-    /// The short run: fewer rounds, shorter windows, a smaller backfill table.
-    var isQuick = false
-    var scenarios: [Scenario] = Scenario.allCases
-    /// Concurrent clients of the save scenarios.
-    var clientCounts = [1, 8, 32]
-    /// Rounds of each save comparison; every round runs ours and each baseline once.
-    var rounds = 5
-    /// Length of each timed save run.
-    var seconds = 8
-    /// Length of each warm-up run.
-    var warmUpSeconds = 2
-    /// Rows of the backfill table, and the smaller size that shows memory does not grow with it.
-    var backfillRows = 1_000_000
-    var smallBackfillRows = 100_000
-    /// Rounds of the backfill comparison.
-    var backfillRounds = 2
-    /// The engine's pace instead of the plan's, to measure another one.
-    var backfillBatchSize: Int?
-    var backfillNiceRatio: Double?
-    /// Fleet switches observed.
-    var switches = 200
-    /// Listeners in the fleet.
-    var listeners = 16
-    /// Where to write the JSON report as well as printing it.
-    var jsonPath: String?
-    /// The folder of pgbench scripts (the repository's `Benchmarks/`).
-    var scriptsDirectory = BenchOptions.defaultScriptsDirectory
-    /// The pgbench program; found on PATH or under /usr/lib/postgresql/*/bin when nil.
-    var pgbenchPath: String?
-    /// Where our side's save clients run between their awaits.
-    var clientExecutor = ClientExecutor.pool
-    /// How our side's connections send statements: unnamed (the library's default) or
-    /// prepared once per connection, to measure what preparing saves.
-    var preparedStatements = PostgresConfiguration.PreparedStatements.unnamed
-
     /// Where the save scenarios' client tasks run.
-    enum ClientExecutor: String, Sendable {
+    enum ClientExecutor: String, Sendable, CaseIterable {
         /// On the pool's task executor, the threads that read the answers
         /// (``PostgresPool/taskExecutor``), as the pool recommends for tasks that mostly save.
         case pool
@@ -56,129 +22,129 @@ struct BenchOptions: Sendable {
         case cooperative
     }
 
-    static let quick: BenchOptions = {
-        var options = BenchOptions()
-        options.isQuick = true
-        options.rounds = 2
-        options.seconds = 3
-        options.warmUpSeconds = 1
-        options.backfillRows = 100_000
-        options.smallBackfillRows = 25_000
-        options.backfillRounds = 1
-        options.switches = 50
-        return options
-    }()
+    /// How long and how large a run is: a full run's and a quick one's, which options given on
+    /// the command line override.
+    struct Lengths: Sendable {
+        /// Rounds of each save comparison; every round runs ours and each baseline once.
+        var rounds: Int
+        /// Length of each timed save run.
+        var seconds: Int
+        /// Length of each warm-up run.
+        var warmUpSeconds: Int
+        /// Rows of the backfill table, and the smaller size that shows memory does not grow with it.
+        var backfillRows: Int
+        var smallBackfillRows: Int
+        /// Rounds of the backfill comparison.
+        var backfillRounds: Int
+        /// Fleet switches observed.
+        var switches: Int
+
+        static let full = Lengths(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
+                                 backfillRounds: 2, switches: 200)
+        static let quick = Lengths(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
+                                  backfillRounds: 1, switches: 50)
+    }
+
+    // MARK: The command line
+
+    static let quick = Flag("quick", help: "A short run (under 3 minutes on 2 cores; smaller backfill table).")
+    static let only = Option("only", type: .commaSeparated(.choice(Scenario.self)), default: Scenario.allCases,
+                             valueName: "list", help: "Scenarios to run, comma-separated.")
+    static let databaseURL = Option(
+        "database-url", type: .string, valueName: "url",
+        help: "Use this server (a postgresql:// URI; its role needs CREATEDB). Databases named cutover_bench_* are created and dropped there.")
+    static let clients = Option("clients", type: .commaSeparated(.integer(in: 1...200)), default: [1, 8, 32],
+                                valueName: "list", help: "Clients of the save scenarios, comma-separated.")
+    static let rounds = Option("rounds", type: .integer(atLeast: 1), valueName: "n",
+                               help: "Rounds of each save comparison; \(Lengths.full.rounds), or \(Lengths.quick.rounds) with --quick, when omitted.")
+    static let seconds = Option("seconds", type: .integer(atLeast: 1), valueName: "n",
+                                help: "Seconds of each timed save run; \(Lengths.full.seconds), or \(Lengths.quick.seconds) with --quick, when omitted.")
+    static let backfillRows = Option(
+        "backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
+        help: "Rows of the backfill table; \(Lengths.full.backfillRows), or \(Lengths.quick.backfillRows) with --quick, when omitted.")
+    static let smallBackfillRows = Option(
+        "small-backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
+        help: "The second size, for peak memory; \(Lengths.full.smallBackfillRows), or \(Lengths.quick.smallBackfillRows) with --quick, when omitted.")
+    static let backfillBatchSize = Option("backfill-batch-size", type: .integer(atLeast: 1), valueName: "n",
+                                          help: "Rows per backfill batch instead of the plan's (1000).")
+    static let backfillNiceRatio = Option(
+        "backfill-nice-ratio", type: .decimal(in: 0...100), valueName: "ratio",
+        help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0.25).")
+    static let switches = Option("switches", type: .integer(atLeast: 1), valueName: "n",
+                                 help: "Fleet switches to observe; \(Lengths.full.switches), or \(Lengths.quick.switches) with --quick, when omitted.")
+    static let json = Option("json", type: .string, valueName: "path", help: "Also write the JSON report to this file.")
+    static let scripts = Option("scripts", type: .string, valueName: "dir",
+                                help: "The pgbench scripts; the repository's Benchmarks/ when omitted.")
+    static let pgbench = Option("pgbench", type: .string, valueName: "path",
+                                help: "The pgbench program; found on PATH, then under /usr/lib/postgresql/*/bin, when omitted.")
+    static let clientExecutor = Option(
+        "client-executor", type: .choice(ClientExecutor.self), default: .pool, valueName: "executor",
+        help: "Where our save clients run: pool (the pool's task executor, the threads that read the answers) or cooperative (Swift's cooperative threads, a task's default).")
+    static let statements = Option(
+        "statements", type: .choice(["unnamed": PostgresConfiguration.PreparedStatements.unnamed, "prepared": .perConnection]),
+        default: .unnamed, valueName: "kind",
+        help: "How our save connections send statements: unnamed (safe through any pooler) or prepared (once per connection).")
+
+    /// The benchmark's command line, for parsing and help.
+    static let spec = CommandSpec(
+        "cutover-bench",
+        abstract: "Benchmarks Cutover's save, backfill and fleet switch beside pgbench baselines.",
+        discussion: "Starts an ephemeral PostgreSQL cluster (fsync on) unless --database-url is given, warms up, runs every scenario and its baseline in alternation, and prints a table and JSON.",
+        parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, backfillBatchSize,
+                     backfillNiceRatio, switches, json, scripts, pgbench, clientExecutor, statements])
+
+    // MARK: The values
+
+    /// A server to use instead of an ephemeral cluster (its role needs CREATEDB).
+    var databaseURL: String?
+    /// The short run: fewer rounds, shorter windows, a smaller backfill table.
+    var isQuick: Bool
+    var scenarios: [Scenario]
+    /// Concurrent clients of the save scenarios.
+    var clientCounts: [Int]
+    /// How long and how large the run is.
+    var lengths: Lengths
+    /// The engine's pace instead of the plan's, to measure another one.
+    var backfillBatchSize: Int?
+    var backfillNiceRatio: Double?
+    /// Listeners in the fleet.
+    var listeners = 16
+    /// Where to write the JSON report as well as printing it.
+    var jsonPath: String?
+    /// The folder of pgbench scripts (the repository's `Benchmarks/`).
+    var scriptsDirectory: String
+    /// The pgbench program; found on PATH or under /usr/lib/postgresql/*/bin when nil.
+    var pgbenchPath: String?
+    /// Where our side's save clients run between their awaits.
+    var clientExecutor: ClientExecutor
+    /// How our side's connections send statements: unnamed (the library's default) or
+    /// prepared once per connection, to measure what preparing saves.
+    var preparedStatements: PostgresConfiguration.PreparedStatements
+
+    /// The options `parsed` holds; `--quick` chooses the lengths that the others override.
+    init(_ parsed: ParsedCommand) {
+        isQuick = parsed[Self.quick]
+        lengths = isQuick ? .quick : .full
+        databaseURL = parsed[Self.databaseURL]
+        scenarios = parsed[Self.only]
+        clientCounts = parsed[Self.clients]
+        if let rounds = parsed[Self.rounds] { lengths.rounds = rounds }
+        if let seconds = parsed[Self.seconds] { lengths.seconds = seconds }
+        if let rows = parsed[Self.backfillRows] { lengths.backfillRows = rows }
+        if let rows = parsed[Self.smallBackfillRows] { lengths.smallBackfillRows = rows }
+        if let switches = parsed[Self.switches] { lengths.switches = switches }
+        backfillBatchSize = parsed[Self.backfillBatchSize]
+        backfillNiceRatio = parsed[Self.backfillNiceRatio]
+        jsonPath = parsed[Self.json]
+        scriptsDirectory = parsed[Self.scripts] ?? Self.defaultScriptsDirectory
+        pgbenchPath = parsed[Self.pgbench]
+        clientExecutor = parsed[Self.clientExecutor]
+        preparedStatements = parsed[Self.statements]
+    }
 
     /// `Benchmarks/` beside `Sources/`, found from this file's place in the repository.
     static var defaultScriptsDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Benchmarks").path
     }
-
-    static let usage = """
-        OVERVIEW: Benchmarks Cutover's save, backfill and fleet switch beside pgbench baselines.
-
-        Starts an ephemeral PostgreSQL cluster (fsync on) unless --database-url is given, warms
-        up, runs every scenario and its baseline in alternation, and prints a table and JSON.
-
-        USAGE: cutover-bench [--quick] [--only LIST] [--database-url URL] [options]
-
-        OPTIONS:
-          --quick                 A short run (under 3 minutes on 2 cores; smaller backfill table).
-          --only LIST             Scenarios to run, comma-separated: saves, backfill, fleet.
-          --database-url URL      Use this server (a postgresql:// URI; its role needs CREATEDB).
-                                  Databases named cutover_bench_* are created and dropped there.
-          --clients LIST          Clients of the save scenarios (default 1,8,32).
-          --rounds N              Rounds of each save comparison (default 5; quick 2).
-          --seconds N             Seconds of each timed save run (default 8; quick 3).
-          --backfill-rows N       Rows of the backfill table (default 1000000; quick 100000).
-          --small-backfill-rows N The second size, for peak memory (default 100000; quick 25000).
-          --backfill-batch-size N Rows per backfill batch instead of the plan's (1000).
-          --backfill-nice-ratio X The backfill's pause after each batch, as a fraction of the
-                                  batch's time, instead of the plan's (0.25).
-          --switches N            Fleet switches to observe (default 200; quick 50).
-          --json PATH             Also write the JSON report to PATH.
-          --scripts DIR           The pgbench scripts (default: the repository's Benchmarks/).
-          --pgbench PATH          The pgbench program (default: PATH, then /usr/lib/postgresql/*/bin).
-          --client-executor E     Where our save clients run: pool (default: the pool's task
-                                  executor, the threads that read the answers) or cooperative
-                                  (Swift's cooperative threads, a task's default).
-          --statements S          How our save connections send statements: unnamed (default,
-                                  safe through any pooler) or prepared (once per connection).
-          -h, --help              Show this help.
-        """
-
-    /// Reads the command line; `--quick` sets the defaults that later options may override.
-    static func parse(_ arguments: [String]) throws(BenchUsageError) -> BenchOptions {
-        var options = arguments.contains("--quick") ? BenchOptions.quick : BenchOptions()
-        var remaining = arguments[...]
-        func value(of option: String) throws(BenchUsageError) -> String {
-            guard let value = remaining.popFirst() else { throw BenchUsageError("\(option) needs a value") }
-            return value
-        }
-        func number(of option: String, atLeast minimum: Int = 1) throws(BenchUsageError) -> Int {
-            let text = try value(of: option)
-            guard let number = Int(text.replacing("_", with: "")), number >= minimum else {
-                throw BenchUsageError("\(option) needs a whole number of at least \(minimum), not '\(text)'")
-            }
-            return number
-        }
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--quick": break
-            case "--only":
-                let names = try value(of: argument).split(separator: ",").map(String.init)
-                options.scenarios = try names.map { name throws(BenchUsageError) in
-                    guard let scenario = Scenario(rawValue: name) else {
-                        throw BenchUsageError("unknown scenario '\(name)'; choose from saves, backfill, fleet")
-                    }
-                    return scenario
-                }
-            case "--database-url": options.databaseURL = try value(of: argument)
-            case "--clients":
-                let text = try value(of: argument)
-                let counts = text.split(separator: ",").compactMap { Int($0) }
-                guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 && $0 <= 200 }) else {
-                    throw BenchUsageError("--clients needs numbers from 1 to 200, comma-separated, not '\(text)'")
-                }
-                options.clientCounts = counts
-            case "--rounds": options.rounds = try number(of: argument)
-            case "--seconds": options.seconds = try number(of: argument)
-            case "--backfill-rows": options.backfillRows = try number(of: argument, atLeast: 1000)
-            case "--small-backfill-rows": options.smallBackfillRows = try number(of: argument, atLeast: 1000)
-            case "--backfill-batch-size": options.backfillBatchSize = try number(of: argument)
-            case "--backfill-nice-ratio":
-                let text = try value(of: argument)
-                guard let ratio = Double(text), ratio >= 0, ratio <= 100 else {
-                    throw BenchUsageError("--backfill-nice-ratio needs a number from 0 to 100, not '\(text)'")
-                }
-                options.backfillNiceRatio = ratio
-            case "--switches": options.switches = try number(of: argument)
-            case "--json": options.jsonPath = try value(of: argument)
-            case "--scripts": options.scriptsDirectory = try value(of: argument)
-            case "--pgbench": options.pgbenchPath = try value(of: argument)
-            case "--client-executor":
-                let text = try value(of: argument)
-                guard let executor = ClientExecutor(rawValue: text) else {
-                    throw BenchUsageError("--client-executor is pool or cooperative, not '\(text)'")
-                }
-                options.clientExecutor = executor
-            case "--statements":
-                let text = try value(of: argument)
-                switch text {
-                case "unnamed": options.preparedStatements = .unnamed
-                case "prepared": options.preparedStatements = .perConnection
-                default: throw BenchUsageError("--statements is unnamed or prepared, not '\(text)'")
-                }
-            default: throw BenchUsageError("unknown option '\(argument)'")
-            }
-        }
-        return options
-    }
-}
-
-/// A command line the benchmark cannot run.
-struct BenchUsageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import PostgresClient
 
@@ -5,16 +6,16 @@ import PostgresClient
 enum BenchProgram {
     /// Runs the benchmark and returns the exit code: 0 done, 1 failed, 64 usage.
     static func run(_ arguments: [String]) async -> Int32 {
-        if arguments.contains("--help") || arguments.contains("-h") {
-            print(BenchOptions.usage)
-            return 0
-        }
         let options: BenchOptions
-        do {
-            options = try BenchOptions.parse(arguments)
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\nUsage: cutover-bench [--quick] [--only LIST] [--database-url URL] [options]\nSee 'cutover-bench --help' for more.\n".utf8))
+        switch CommandLineParser(root: BenchOptions.spec).parse(arguments) {
+        case .help(let text):
+            print(text, terminator: "")
+            return 0
+        case .usageError(let error):
+            FileHandle.standardError.write(Data(error.text.utf8))
             return 64
+        case .command(let parsed):
+            options = BenchOptions(parsed)
         }
         let log = ProgressLog()
         var server: BenchServer?

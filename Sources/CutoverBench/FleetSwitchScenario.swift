@@ -34,7 +34,7 @@ struct FleetSwitchScenario {
         return [result]
     }
 
-    /// Switches `options.switches` times, alternating the path, and times each until every
+    /// Switches `options.lengths.switches` times, alternating the path, and times each until every
     /// member has taken it.
     func measure(members: [any FleetMember], fleetSwitch: any FleetSwitch) async throws -> ScenarioResult {
         for member in members { try await member.start() }
@@ -47,12 +47,12 @@ struct FleetSwitchScenario {
             }
         }
         defer { following.cancel() }
-        log.step("fleet switch, \(members.count) listeners: \(options.switches) switches")
+        log.step("fleet switch, \(members.count) listeners: \(options.lengths.switches) switches")
 
         var milliseconds: [Double] = []
         var runnerMilliseconds: [Double] = []
         let warmUp = 5
-        for index in 1...(options.switches + warmUp) {
+        for index in 1...(options.lengths.switches + warmUp) {
             let sent = ContinuousClock.now
             let epoch = try await fleetSwitch.switchWriterPath(modern: !index.isMultiple(of: 2))
             let committed = ContinuousClock.now

@@ -125,16 +125,16 @@ struct SaveScenario {
         }
 
         log.step("saves, \(label): warming up")
-        for side in Side.allCases { _ = try await measure(side, seconds: options.warmUpSeconds) }
+        for side in Side.allCases { _ = try await measure(side, seconds: options.lengths.warmUpSeconds) }
         var measured: [Side: [Measurement]] = [:]
-        for round in 0..<options.rounds {
+        for round in 0..<options.lengths.rounds {
             // The store's SQL runs between ours and the textbook in every round, so that the
             // closest comparison (client overhead) is always of two runs side by side: load on
             // this machine drifts within seconds. Who runs first alternates.
             let order: [Side] = round.isMultiple(of: 2) ? [.ours, .storeSQL, .textbook] : [.textbook, .storeSQL, .ours]
-            for side in order { measured[side, default: []].append(try await measure(side, seconds: options.seconds)) }
+            for side in order { measured[side, default: []].append(try await measure(side, seconds: options.lengths.seconds)) }
             let figures = Side.allCases.map { "\($0.rawValue) \(Format.number(measured[$0]!.last!.rate))/s" }
-            log.step("saves, \(label): round \(round + 1)/\(options.rounds): " + figures.joined(separator: ", "))
+            log.step("saves, \(label): round \(round + 1)/\(options.lengths.rounds): " + figures.joined(separator: ", "))
         }
 
         let ours = measured[.ours]!
@@ -161,7 +161,7 @@ struct SaveScenario {
                 rows: ours.map(\.count).reduce(0, +), duration: ours.map(\.duration.seconds).reduce(0, +),
                 rounds: rounds, extra: extra, settings: settings)
         }
-        let settings = "durable commits; \(clients) connections each side; \(options.rounds) rounds of \(options.seconds) s; "
+        let settings = "durable commits; \(clients) connections each side; \(options.lengths.rounds) rounds of \(options.lengths.seconds) s; "
             + (options.clientExecutor == .pool ? "our clients on the pool's task executor" : "our clients on the cooperative threads")
             + (options.preparedStatements == .unnamed ? ", unnamed statements" : ", statements prepared per connection")
         return [

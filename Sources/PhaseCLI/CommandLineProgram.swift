@@ -1,17 +1,16 @@
-/// A command-line program over a declared command tree: parses, prints help and usage errors,
-/// runs the chosen command and turns its outcome into an exit code.
+import CommandLineKit
+
+/// A command-line program over a declared command tree: parses, prints help and usage errors
+/// on the console, runs the chosen command and turns its outcome into an exit code.
 ///
-/// The whole `main` of a program:
+/// `phase` is one (``PhaseMain`` runs ``PhaseCommandTree/program``); its whole `main` is:
 ///
 /// ```swift
 /// import PhaseCLI
 /// import PostgresClient
 ///
 /// let console = Console.standard(redactor: SecretRedactor { PasswordRedaction.redact($0) })
-/// let program = CommandLineProgram(root: PhaseCommands.root)
-/// let code = await program.run(Array(CommandLine.arguments.dropFirst()), console: console) { parsed in
-///     try await PhaseCommands.run(parsed, console: console)
-/// }
+/// let code = await PhaseMain.run(Array(CommandLine.arguments.dropFirst()), console: console)
 /// exit(code.rawValue)
 /// ```
 public struct CommandLineProgram: Sendable {

@@ -1,10 +1,27 @@
-import PhaseCLI
+import CommandLineKit
+@testable import PhaseCLI
 import Testing
 
 @Suite("Declarations")
 struct DeclarationTests {
-    @Test func theRepresentativeTreeIsSound() {
-        #expect(PhaseTree.root.problems == [])
+    @Test func theSampleTreeIsSound() {
+        #expect(SampleTree.root.problems == [])
+    }
+
+    @Test func phasesRealTreeIsSound() {
+        #expect(PhaseCommandTree.root.problems == [])
+    }
+
+    @Test func everyRealCommandThatRunsNamesAPhaseCommandOfItsOwn() {
+        let commands = PhaseCommandTree.root.runnableCommands
+        #expect(commands.count == 16)
+        for (path, spec) in commands {
+            let type = spec.command as? any PhaseCommand.Type
+            #expect(type != nil, "\(path) names no PhaseCommand")
+            #expect(type?.spec.name == spec.name, "\(path)")
+        }
+        let types = commands.compactMap { $0.spec.command.map(ObjectIdentifier.init) }
+        #expect(Set(types).count == commands.count, "a command type stands for two commands")
     }
 
     @Test func mistakesInATreeAreEachReported() {
@@ -17,7 +34,7 @@ struct DeclarationTests {
                 Flag("velocity", short: "v", help: "Same short name."),
                 Option("size", type: .integer(in: 1...10), default: 0, help: "A default out of range."),
                 Flag("help", help: "Reserved."),
-                Argument("from", type: .string, isOptional: true, help: "Optional first."),
+                Argument(optional: "from", type: .string, help: "Optional first."),
                 Argument("to", type: .string, help: "Required after optional."),
             ], mutuallyExclusive: [[Flag("absent", help: "Not declared.")]]),
             CommandSpec("many", abstract: "Many.", parameters: [

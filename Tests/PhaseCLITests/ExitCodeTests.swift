@@ -1,3 +1,4 @@
+import CommandLineKit
 import CutoverTestSupport
 import Foundation
 import PostgresClient

@@ -1,27 +1,31 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
 @Suite("Help")
 struct HelpTests {
-    private static func goldenName(_ path: [String]) -> String {
+    /// The golden file of a command of `phase`'s real tree: `help-phase-ledger-prune.txt`.
+    static func goldenName(_ path: [String]) -> String {
         (["help", "phase"] + path).joined(separator: "-") + ".txt"
     }
 
-    @Test("every command's help matches its golden file", arguments: PhaseTree.allPaths)
+    @Test("every real command's help matches its golden file", arguments: PhaseCommandTree.root.commandPaths)
     func helpMatchesGolden(path: [String]) async throws {
-        let run = await ProgramRun.of(path + ["--help"])
+        let run = await ProgramRun.of(path + ["--help"], program: PhaseCommandTree.program)
         #expect(run.exitCode == .done)
         #expect(run.diagnostics == "")
         try Golden.expect(run.output, matches: Self.goldenName(path))
     }
 
-    @Test func everyGoldenFileBelongsToACommand() throws {
-        #expect(try Golden.names().filter { $0.hasPrefix("help-") } == Set(PhaseTree.allPaths.map(Self.goldenName)))
+    @Test func everyHelpGoldenFileBelongsToARealCommand() throws {
+        #expect(try Golden.names().filter { $0.hasPrefix("help-") } == Set(PhaseCommandTree.root.commandPaths.map(Self.goldenName)))
     }
 
-    @Test func everyLineFitsInEightyColumns() {
-        for path in PhaseTree.allPaths {
-            let text = PhaseTree.program.parse(path + ["-h"]).help ?? ""
+    @Test("every line of help fits in eighty columns, on the real tree and the sample",
+          arguments: [PhaseCommandTree.program, SampleTree.program])
+    func everyLineFitsInEightyColumns(program: CommandLineProgram) {
+        for path in program.root.commandPaths {
+            let text = program.parse(path + ["-h"]).help ?? ""
             #expect(!text.isEmpty)
             for line in text.split(separator: "\n") {
                 #expect(line.count <= 80, "\(path): \(line)")
@@ -58,11 +62,11 @@ struct HelpTests {
     }
 
     @Test func helpAfterDoubleDashIsAnArgument() {
-        #expect(PhaseTree.program.parse(["check", "--", "--help"]).command?[PhaseTree.step] == "--help")
+        #expect(SampleTree.program.parse(["check", "--", "--help"]).command?[SampleTree.step] == "--help")
     }
 
     @Test func helpNamesCommandsUpToTheFirstOption() {
-        #expect(PhaseTree.program.parse(["help", "switch", "--format", "json"]).help?
+        #expect(SampleTree.program.parse(["help", "switch", "--format", "json"]).help?
             .hasPrefix("OVERVIEW: Change the writer path") == true)
     }
 

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
@@ -24,7 +25,7 @@ struct ProgramTests {
     @Test func theCommandRunsWithItsParsedValuesAndItsExitCodeIsKept() async {
         let run = await ProgramRun.of(["backfill", "--batch-size", "42"]) { parsed in
             #expect(parsed.path == ["backfill"])
-            #expect(parsed[PhaseTree.batchSize] == 42)
+            #expect(parsed[SampleTree.batchSize] == 42)
             return .refused
         }
         #expect(run.exitCode == .refused)
@@ -49,7 +50,7 @@ struct ProgramTests {
 
     @Test func theEnvironmentOfTheConsoleFeedsTheParser() async {
         let run = await ProgramRun.of(["status"], environment: ["DATABASE_URL": "postgresql://db/app"]) { parsed in
-            parsed[PhaseTree.databaseURL] == "postgresql://db/app" ? .done : .error
+            parsed[SampleTree.databaseURL] == "postgresql://db/app" ? .done : .error
         }
         #expect(run.exitCode == .done)
     }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
@@ -83,7 +84,7 @@ struct UsageErrorTests {
               See 'phase backfill --help' for more information.
 
             """)
-        let beforeAnotherOption = PhaseTree.program.parse(["--plan", "--quiet", "status"]).usageError
+        let beforeAnotherOption = SampleTree.program.parse(["--plan", "--quiet", "status"]).usageError
         #expect(beforeAnotherOption?.message == "missing value for '--plan'")
     }
 
@@ -121,7 +122,7 @@ struct UsageErrorTests {
               See 'phase ledger --help' for more information.
 
             """)
-        let bare = PhaseTree.program.parse([]).usageError
+        let bare = SampleTree.program.parse([]).usageError
         #expect(bare?.message == "'phase' needs a subcommand")
     }
 
@@ -141,7 +142,7 @@ struct UsageErrorTests {
             (["plot"], "unknown command 'plot'"),
         ]
         for (words, message) in cases {
-            #expect(PhaseTree.program.parse(words).usageError?.message == message, "\(words)")
+            #expect(SampleTree.program.parse(words).usageError?.message == message, "\(words)")
         }
     }
 

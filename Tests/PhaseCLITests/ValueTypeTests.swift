@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 import Testing
 
@@ -9,7 +10,7 @@ struct ValueTypeTests {
         ("1d2h3m4s5ms", .milliseconds(93_784_005)), ("0s", .zero),
     ])
     func durationParses(text: String, expected: Duration) throws {
-        #expect(try DurationText.parse(text).get() == expected)
+        #expect(try ValueType.duration.parse(text).get() == expected)
     }
 
     @Test("malformed durations say what is wrong", arguments: [
@@ -26,7 +27,7 @@ struct ValueTypeTests {
         ("999999999999999d", "must be shorter"),
     ])
     func durationRejects(text: String, reason: String) {
-        #expect(DurationText.parse(text) == .failure(InvalidValue(reason: reason)))
+        #expect(ValueType.duration.parse(text) == .failure(InvalidValue(reason: reason)))
     }
 
     @Test("durations are written in the form they are read", arguments: [
@@ -34,8 +35,8 @@ struct ValueTypeTests {
         (.seconds(604_800), "7d"), (.milliseconds(93_784_005), "1d2h3m4s5ms"), (.seconds(-90), "-1m30s"),
     ])
     func durationFormats(duration: Duration, text: String) throws {
-        #expect(DurationText.format(duration) == text)
-        if duration >= .zero { #expect(try DurationText.parse(text).get() == duration) }
+        #expect(ValueType.duration.format(duration) == text)
+        if duration >= .zero { #expect(try ValueType.duration.parse(text).get() == duration) }
     }
 
     @Test func integersAreCheckedAgainstTheirRange() {
@@ -72,12 +73,23 @@ struct ValueTypeTests {
     }
 
     @Test func choicesAcceptOnlyTheirWordsAndSuggestACloseOne() {
-        let type = ValueType.choice(WriterPath.self)
+        let type = ValueType.choice(SamplePath.self)
         #expect(type.parse("modern") == .success(.modern))
         #expect(type.parse("modren") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "modern")))
         #expect(type.parse("Legacy") == .failure(InvalidValue(reason: "must be one of legacy, modern", suggestion: "legacy")))
         #expect(type.parse("sideways") == .failure(InvalidValue(reason: "must be one of legacy, modern")))
-        #expect(ValueType.choice(["a", "b"]).parse("b") == .success("b"))
+        let numbered = ValueType.choice(["one": 1, "two": 2])
+        #expect(numbered.parse("two") == .success(2))
+        #expect(numbered.parse("three") == .failure(InvalidValue(reason: "must be one of one, two")))
+        #expect(numbered.format(1) == "one")
+    }
+
+    @Test func commaSeparatedValuesAreEachChecked() {
+        let type = ValueType.commaSeparated(.integer(in: 1...200))
+        #expect(type.parse("1,8,32") == .success([1, 8, 32]))
+        #expect(type.parse("1,0") == .failure(InvalidValue(reason: "'0' must be between 1 and 200")))
+        #expect(type.parse("") == .failure(InvalidValue(reason: "'' must be a whole number")))
+        #expect(type.format([1, 8]) == "1,8")
     }
 
     @Test func aValueTypeOfOnesOwnIsUsedByTheParser() throws {

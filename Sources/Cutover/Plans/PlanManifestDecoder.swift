@@ -9,7 +9,6 @@ enum PlanManifestDecoder {
     private static let fileKeys = ["file", "transaction", "serverVersion"]
     private static let checkKeys = ["name", "sql", "sqlFile", "expect", "message"]
     private static let listCount = 1...PlanLimits.maximumListCount
-    private static let secondsPerUnit: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
 
     static func plan(from bytes: [UInt8]) throws(ManifestFault) -> MigrationPlan {
         let root = ManifestPath()
@@ -183,15 +182,13 @@ enum PlanManifestDecoder {
         return expectation
     }
 
-    /// Digits and one unit letter, `0s` to `366d`.
+    /// A duration in ``DurationText``'s grammar (`500ms`, `30s`, `1h30m`), `0s` to `366d`.
     private static func duration(_ value: ManifestValue) throws(ManifestFault) -> Duration {
         let text = try value.string()
-        let digits = text.dropLast()
-        guard let unit = text.last, let seconds = secondsPerUnit[unit],
-              (1...9).contains(digits.count), digits.allSatisfy({ ("0"..."9").contains($0) }),
-              let count = Int(digits), Duration.seconds(count * seconds) <= PlanLimits.maximumModernWriterWindow
-        else { throw value.fault(.invalidDuration(text)) }
-        return .seconds(count * seconds)
+        guard let duration = try? DurationText.parse(text), duration <= PlanLimits.maximumModernWriterWindow else {
+            throw value.fault(.invalidDuration(text))
+        }
+        return duration
     }
 
     /// The JSON parser's problem, with byte offsets turned into lines and columns an editor shows.

@@ -69,7 +69,7 @@ extension PhaseRunner {
     /// A check's failure as its observed value: a timeout says so; any other error is quoted.
     private func observedFailure(_ error: PostgresError) -> String {
         if error.sqlState == .queryCanceled, !options.isStopRequested() {
-            return "timed out after \(Self.words(options.checkTimeout))"
+            return "timed out after \(DurationText.format(options.checkTimeout, smallestUnit: .seconds))"
         }
         return "error: \(error.description)"
     }
@@ -191,7 +191,7 @@ extension PhaseRunner {
     /// The modern writer has been the writer for at least the window.
     func modernWriterWindow(_ state: MigrationState) throws -> CheckOutcome {
         let required = window
-        let expected = "modern for at least \(Self.words(required))"
+        let expected = "modern for at least \(DurationText.format(required, smallestUnit: .seconds))"
         guard state.writerPath == .modern else {
             return CheckOutcome(name: "modern writer for the window", isPassed: false, observed: "writer is \(state.writerPath)",
                                 expected: expected, message: "switch to the modern writer and wait out the window")
@@ -201,7 +201,7 @@ extension PhaseRunner {
             """)[0].decode(Double?.self, "elapsed") ?? 0
         let elapsed = Duration.milliseconds(Int64(seconds * 1000))
         return CheckOutcome(name: "modern writer for the window", isPassed: elapsed >= required,
-                            observed: "modern for \(Self.words(elapsed))", expected: expected,
+                            observed: "modern for \(DurationText.format(elapsed, smallestUnit: .seconds))", expected: expected,
                             message: "wait until the modern writer has run for the whole window")
     }
 
@@ -233,27 +233,14 @@ extension PhaseRunner {
               FROM cutover.legacy_activity WHERE table_name = \(plan.table)
             """).first
         let age = try row?.decode(Double?.self, "age")
-        let expected = "none within \(Self.words(window))"
+        let expected = "none within \(DurationText.format(window, smallestUnit: .seconds))"
         guard let age else {
             return CheckOutcome(name: "no legacy write within the window", isPassed: true, observed: "none seen",
                                 expected: expected, message: "")
         }
         let elapsed = Duration.milliseconds(Int64(age * 1000))
         return CheckOutcome(name: "no legacy write within the window", isPassed: elapsed >= window,
-                            observed: "last one \(Self.words(elapsed)) ago", expected: expected,
+                            observed: "last one \(DurationText.format(elapsed, smallestUnit: .seconds)) ago", expected: expected,
                             message: "something still writes the legacy format; find it before removing that format")
-    }
-
-    /// A duration in words: 0s, 45s, 3m12s, 2h5m, 7d.
-    static func words(_ duration: Duration) -> String {
-        var seconds = Int64(duration.components.seconds)
-        guard seconds > 0 else { return "0s" }
-        var parts: [String] = []
-        for (unit, size) in [("d", Int64(86_400)), ("h", 3600), ("m", 60), ("s", 1)] where seconds >= size {
-            parts.append("\(seconds / size)\(unit)")
-            seconds %= size
-            if parts.count == 2 { break }
-        }
-        return parts.joined()
     }
 }

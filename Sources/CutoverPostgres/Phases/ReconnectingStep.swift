@@ -1,3 +1,4 @@
+import Cutover
 import Synchronization
 
 /// Runs a step again on a new session when its session is lost, until it finishes or a time
@@ -70,23 +71,16 @@ public final class ReconnectingStep: Sendable {
                 let end = deadline ?? now + budget
                 deadline = end
                 guard now + delay <= end else {
-                    log("\(command): \(loss); gave up reconnecting after \(Self.text(budget)) (--reconnect-for)")
+                    log("\(command): \(loss); gave up reconnecting after \(DurationText.format(budget)) (--reconnect-for)")
                     throw error
                 }
                 retries += 1
-                log("\(command): \(loss); reconnecting in \(Self.text(delay)) to finish it (attempt \(retries + 1), "
-                    + "\(Self.text(end - now)) of \(Self.text(budget)) left)")
+                log("\(command): \(loss); reconnecting in \(DurationText.format(delay)) to finish it (attempt \(retries + 1), "
+                    + "\(DurationText.format(end - now)) of \(DurationText.format(budget)) left)")
                 try await Task.sleep(for: delay)
                 if isStopRequested() { throw error }
                 delay = min(delay * 2, longestDelay)
             }
         }
-    }
-
-    /// A duration as a short text: `250ms`, `2s`, `59.5s`.
-    private static func text(_ duration: Duration) -> String {
-        let milliseconds = Int64((duration / .milliseconds(1)).rounded())
-        if milliseconds < 1000 { return "\(milliseconds)ms" }
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(Double(milliseconds / 100) / 10)s"
     }
 }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Cutover
 import CutoverPostgres
 import Foundation
@@ -175,8 +176,7 @@ struct StatusResult: CommandResult {
     }
 
     private static func command(for step: PhaseStep, epoch: Int64) -> String {
-        let target = RollbackTarget.allCases.first { PhaseMachine.rollbackStep(undoing: $0.kind) == step }
-        return "phase rollback \(target?.rawValue ?? step.name) --epoch \(epoch)"
+        "phase \(RollbackCommand.words(undoing: step)) --epoch \(epoch)"
     }
 }
 

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 extension ValueType where Value == Double {
     /// A percentage such as `1%`, `0.5%` or `12.5%`, as a fraction from 0 to 1.
     public static var percentage: ValueType<Double> {

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Cutover
 import CutoverPostgres
 import Foundation
@@ -5,17 +6,42 @@ import PostgresClient
 import Synchronization
 
 /// `phase demo`: a whole migration under a simulated fleet, against a throw-away database.
-struct DemoCommand: Sendable {
-    let command: PhaseCommand
+struct DemoCommand: PhaseCommand {
+    /// `demo --rows`, `soak --rows`
+    static let rows = Option("rows", type: .integer(in: 10...10_000_000), default: 2000, valueName: "count",
+                             help: "How many drafts to seed the legacy table with.")
+    /// `demo --duration`
+    static let duration = Option("duration", type: .duration(in: .seconds(6) ... .seconds(3600)), default: .seconds(18),
+                                 valueName: "duration", help: "How long the simulated fleet writes, spread over the phases.")
+    /// `demo --application-url`, `soak --application-url`
+    static let applicationURL = Option(
+        "application-url", type: .string, valueName: "url",
+        help: "Where the application instances connect instead of the database itself: a pooler in front of the same server (PgBouncer in transaction mode, say), as a postgresql:// URL whose database name is replaced by the throw-away one. The runner, the checks and LISTEN stay direct.")
+    static let spec = CommandSpec(
+        "demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
+        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
+        parameters: [Self.rows, Self.duration, Self.applicationURL], command: Self.self)
+
+    let context: PhaseContext
     let rows: Int
     let duration: Duration
+    let applicationURL: String?
 
-    var console: Console { command.console }
+    init(_ parsed: ParsedCommand, context: PhaseContext) {
+        self.context = context
+        rows = parsed[Self.rows]
+        duration = parsed[Self.duration]
+        applicationURL = parsed[Self.applicationURL]
+    }
+
+    var stopEffect: StopEffect { .throwawayRemoved }
+
+    var console: Console { context.console }
 
     func run() async throws -> ExitCode {
-        let command = command
-        let place = try await ThrowawayDatabase.prepare(on: command.parsed[PhaseCommandTree.databaseURL], label: "demo",
-                                                        isDurable: false, note: { command.note($0) })
+        let context = context
+        let place = try await ThrowawayDatabase.prepare(on: context.databaseURL, label: "demo",
+                                                        isDurable: false, note: { context.note($0) })
         let cleanup = Cleanup(place.cleanup)
         let signals = cleanup.onInterrupt()
         defer {
@@ -23,7 +49,7 @@ struct DemoCommand: Sendable {
             cleanup.run()
         }
         let configuration = PostgresConfiguration(connectionString: place.url, connectTimeout: .seconds(10))
-        let application = try place.applicationURL(command.parsed[PhaseCommandTree.applicationURL], label: "demo")
+        let application = try place.applicationURL(applicationURL, label: "demo")
             .map { PostgresConfiguration(connectionString: $0, connectTimeout: .seconds(10)) }
         if application != nil { note("the application instances connect through --application-url; the runner and LISTEN go direct") }
         let result: DemoResult
@@ -37,13 +63,13 @@ struct DemoCommand: Sendable {
             }
             throw error
         }
-        console.printResult(result, format: command.format)
+        console.printResult(result, format: context.format)
         return result.exitCode
     }
 
-    private func note(_ line: String) { command.note(line) }
+    private func note(_ line: String) { context.note(line) }
 
-    private func heading(_ text: String) { command.note("== \(text)") }
+    private func heading(_ text: String) { context.note("== \(text)") }
 
     /// The migration, step by step, under load.
     ///
@@ -57,7 +83,7 @@ struct DemoCommand: Sendable {
         }
         note("seeded \(rows) drafts in the legacy table drafts(id, title, revision)")
         let ledger = FleetLedger()
-        let runner = try await DemoRunner(configuration: configuration, log: { [command] in command.note("   \($0)") })
+        let runner = try await DemoRunner(configuration: configuration, log: { [context] in context.note("   \($0)") })
         try await runner.step("init") { try $0.initialize() }
 
         heading("fleet: 2 old application versions (plain SQL, read v1) and 3 current instances (router + store, read v1 and v2)")
@@ -68,9 +94,9 @@ struct DemoCommand: Sendable {
         for index in 1...3 {
             modern.append(try await ModernApplicationInstance.start(name: "app-\(index)", configuration: application ?? configuration,
                                                                     listenTo: application.map { _ in configuration },
-                                                                    fleetEvents: { [command] name, event in
+                                                                    fleetEvents: { [context] name, event in
                 if case .changed = event { return }
-                command.note("   \(name): \(event)")
+                context.note("   \(name): \(event)")
             }))
         }
         let fleet = modern
@@ -96,7 +122,7 @@ struct DemoCommand: Sendable {
         try await load(slice, modern, "modern")
 
         heading("backfill the rows that hold v1 only")
-        let reporter = console.progress(label: "   backfill", total: nil, isQuiet: command.isQuiet)
+        let reporter = console.progress(label: "   backfill", total: nil, isQuiet: context.isQuiet)
         try await step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
         reporter.finish()
         try await load(slice, modern, "backfilled")

@@ -7,7 +7,7 @@
 ///     var text: String { "phase: \(phase)\nepoch: \(epoch)\n" }
 ///     var json: JSONResult { ["phase": .string(phase), "epoch": .integer(Int64(epoch))] }
 /// }
-/// console.printResult(status, format: parsed[StandardParameters.format] ?? .text)
+/// context.console.printResult(status, format: context.format)
 /// ```
 public protocol CommandResult {
     /// The result for people, ending in a newline.

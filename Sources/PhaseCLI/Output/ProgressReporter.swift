@@ -1,3 +1,4 @@
+import Cutover
 import Synchronization
 
 /// Shows how far a long operation has come, on standard error.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Cutover
 import CutoverPostgres
 import Foundation
@@ -14,10 +15,37 @@ import Synchronization
 /// checked against what the instances were told, and every instance must have followed every
 /// change of the writer path. With `--neighbour`, hostile neighbours (``SoakNeighbour``) run
 /// beside the fleet all the while.
-struct SoakCommand: Sendable {
-    let command: PhaseCommand
+struct SoakCommand: PhaseCommand {
+    /// `soak --duration`
+    static let duration = Option("duration", type: .duration(in: .seconds(5) ... .seconds(86_400)), default: .seconds(30),
+                                 valueName: "duration", help: "How long to save under faults.")
+    /// `soak --neighbour`
+    static let neighbour = Option(
+        "neighbour", type: .choice(SoakNeighbour.self), valueName: "kind", isRepeatable: true,
+        help: "A hostile neighbour to run beside the fleet, repeatable: forge-notify sends forged and garbage notifications on the fleet's channel at random moments; squat is a role with the application's grants that holds the old runner lock and tries to take or forge the runner's lease, the writer path, the history, the outcome counts, the ledger and other instances' registrations.")
+    static let spec = CommandSpec(
+        "soak", abstract: "Save under injected faults across writer switches and a backfill, then check nothing was lost or done twice.",
+        discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
+        parameters: [DemoCommand.rows, Self.duration, DemoCommand.applicationURL, Self.neighbour], command: Self.self)
+
+    let context: PhaseContext
     let rows: Int
     let duration: Duration
+    let applicationURL: String?
+    /// The hostile neighbours asked for, each once.
+    let neighbours: [SoakNeighbour]
+
+    init(_ parsed: ParsedCommand, context: PhaseContext) {
+        self.context = context
+        rows = parsed[DemoCommand.rows]
+        duration = parsed[Self.duration]
+        applicationURL = parsed[DemoCommand.applicationURL]
+        var seen: [SoakNeighbour] = []
+        for neighbour in parsed.values(of: Self.neighbour) where !seen.contains(neighbour) { seen.append(neighbour) }
+        neighbours = seen
+    }
+
+    var stopEffect: StopEffect { .throwawayRemoved }
 
     /// Things that happened, by kind: faults injected, a neighbour's actions, the fleet's events.
     final class FaultCounts: Sendable {
@@ -26,17 +54,10 @@ struct SoakCommand: Sendable {
         var all: [String: Int] { counts.withLock { $0 } }
     }
 
-    /// The hostile neighbours asked for, each once.
-    private var neighbours: [SoakNeighbour] {
-        var seen: [SoakNeighbour] = []
-        for neighbour in command.parsed.values(of: PhaseCommandTree.neighbour) where !seen.contains(neighbour) { seen.append(neighbour) }
-        return seen
-    }
-
     func run() async throws -> ExitCode {
-        let command = command
-        let place = try await ThrowawayDatabase.prepare(on: command.parsed[PhaseCommandTree.databaseURL], label: "soak",
-                                                        isDurable: true, note: { command.note($0) })
+        let context = context
+        let place = try await ThrowawayDatabase.prepare(on: context.databaseURL, label: "soak",
+                                                        isDurable: true, note: { context.note($0) })
         // Durable commits: an immediate shutdown must not lose what was acknowledged. On a
         // server that is not the soak's own, restarts are skipped.
         let url = place.url
@@ -48,9 +69,9 @@ struct SoakCommand: Sendable {
             signals.forEach { $0.cancel() }
             done.run()
         }
-        let application = try place.applicationURL(command.parsed[PhaseCommandTree.applicationURL], label: "soak")
+        let application = try place.applicationURL(applicationURL, label: "soak")
         let result = try await soak(url: url, applicationURL: application, cluster: cluster)
-        command.console.printResult(result, format: command.format)
+        context.console.printResult(result, format: context.format)
         return result.exitCode
     }
 
@@ -86,7 +107,7 @@ struct SoakCommand: Sendable {
         fleet.forEach { $0.startLoad(drafts: rows, ledger: ledger) }
         let following = SwitchFollowing(configuration: direct)
         await following.start(instances)
-        command.note("3 instances saving through a lossy proxy\(applicationURL == nil ? "" : " and --application-url (LISTEN direct)"); "
+        context.note("3 instances saving through a lossy proxy\(applicationURL == nil ? "" : " and --application-url (LISTEN direct)"); "
                      + "faults every few hundred milliseconds for \(DurationText.format(duration))")
 
         let faults = FaultCounts()
@@ -95,7 +116,7 @@ struct SoakCommand: Sendable {
         injector.start { Self.injectFaults(direct: direct, proxy: proxy, cluster: cluster, faults: faults, until: stop) }
         let neighbourCounts = FaultCounts()
         let neighbours = neighbours.map { neighbour in
-            command.note("hostile neighbour: \(neighbour.rawValue)")
+            context.note("hostile neighbour: \(neighbour.rawValue)")
             return neighbour.start(configuration: direct, counts: neighbourCounts, until: stop, limit: duration + .seconds(60))
         }
 
@@ -127,9 +148,9 @@ struct SoakCommand: Sendable {
                     }
                 }
                 if step == .backfill { backfilled = true } else { switches += 1 }
-                command.note("\(step.name) done (\(switches) switches so far)")
+                context.note("\(step.name) done (\(switches) switches so far)")
             } catch {
-                command.note("a step failed under the faults, trying again: \(error)")
+                context.note("a step failed under the faults, trying again: \(error)")
             }
         }
         // The stretch after the last switch asks for saves too, so give it its turn.
@@ -139,7 +160,7 @@ struct SoakCommand: Sendable {
         await injector.ended.wait()
         for neighbour in neighbours { await neighbour.ended.wait() }
         for instance in fleet where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
-            command.note("\(instance.name) did not finish its last save within 60s")
+            context.note("\(instance.name) did not finish its last save within 60s")
             ledger.record(LoadFailure(kind: .unanswered, code: "load still running after 60s"))
         }
         await following.finish(instances)
@@ -153,7 +174,7 @@ struct SoakCommand: Sendable {
             }
         }
         for instance in fleet where !(await finishes(within: .seconds(20), { await instance.shutdown() })) {
-            command.note("\(instance.name) did not shut down within 20s; leaving it to the process's exit")
+            context.note("\(instance.name) did not shut down within 20s; leaving it to the process's exit")
         }
         proxy.stop()
         var invariants = try await runOnDedicatedThread {

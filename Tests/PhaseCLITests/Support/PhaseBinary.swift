@@ -11,21 +11,20 @@ struct PhaseBinary {
         var diagnostics: String
     }
 
-    /// The executable beside the test bundle, built with the package.
-    static var path: String {
-        get throws {
-            let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            var candidates = [folder.appendingPathComponent("phase").path]
-            // The test bundle may sit one level deeper than the products.
-            candidates.append(folder.deletingLastPathComponent().appendingPathComponent("phase").path)
-            let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-            return try #require(found, "the phase executable was not built beside the tests (looked at \(candidates))")
-        }
+    /// The executable `product` (`phase`, `cutover-bench`) beside the test bundle, built with the package.
+    static func path(of product: String = "phase") throws -> String {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidates = [folder.appendingPathComponent(product).path]
+        // The test bundle may sit one level deeper than the products.
+        candidates.append(folder.deletingLastPathComponent().appendingPathComponent(product).path)
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return try #require(found, "the \(product) executable was not built beside the tests (looked at \(candidates))")
     }
 
-    /// Runs `phase` with `arguments` and waits for it.
-    static func run(_ arguments: [String], databaseURL: String? = nil, environment extra: [String: String] = [:]) throws -> Run {
-        let process = try start(arguments, databaseURL: databaseURL, environment: extra)
+    /// Runs `phase` (or another of the package's executables) with `arguments` and waits for it.
+    static func run(_ arguments: [String], product: String = "phase", databaseURL: String? = nil,
+                    environment extra: [String: String] = [:]) throws -> Run {
+        let process = try start(arguments, product: product, databaseURL: databaseURL, environment: extra)
         return try finish(process)
     }
 
@@ -37,7 +36,8 @@ struct PhaseBinary {
         let diagnostics: URL
     }
 
-    static func start(_ arguments: [String], databaseURL: String? = nil, environment extra: [String: String] = [:]) throws -> Started {
+    static func start(_ arguments: [String], product: String = "phase", databaseURL: String? = nil,
+                      environment extra: [String: String] = [:]) throws -> Started {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["NO_COLOR"] = "1"
@@ -50,7 +50,7 @@ struct PhaseBinary {
         let diagnostics = folder.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         _ = FileManager.default.createFile(atPath: diagnostics.path, contents: nil)
-        let pid = try ChildProcess.spawn([try path] + arguments, environment: environment, output: output.path,
+        let pid = try ChildProcess.spawn([try path(of: product)] + arguments, environment: environment, output: output.path,
                                          errorOutput: diagnostics.path)
         return Started(pid: pid, output: output, diagnostics: diagnostics)
     }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PhaseCLI
 
 /// What one run of a program printed and how it ended.
@@ -8,7 +9,7 @@ struct ProgramRun {
 
     /// Runs `arguments` through `program` with captured streams; `perform` stands in for the
     /// commands and by default succeeds.
-    static func of(_ arguments: [String], program: CommandLineProgram = PhaseTree.program,
+    static func of(_ arguments: [String], program: CommandLineProgram = SampleTree.program,
                    environment: [String: String] = [:], terminal: Bool = false,
                    perform: (ParsedCommand) async throws -> ExitCode = { _ in .done }) async -> ProgramRun {
         let output = CapturedOutput(isTerminal: terminal)

@@ -1,0 +1,115 @@
+import Cutover
+import CutoverPostgres
+import Foundation
+import PostgresClient
+
+/// Text an application wrote (a reader's names, a draft's ID) as the terminal may show it:
+/// escaped, and cut after 255 characters.
+private func escapedForTerminal(_ text: String) -> String {
+    DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
+}
+
+struct ReadersResult: CommandResult {
+    let readers: [ReaderInstance]
+    let standbys: StandbyOverview
+
+    var text: String {
+        let formatter = ISO8601DateFormatter()
+        let registered = readers.isEmpty ? ["no reader registered"] : readers.map {
+            "\($0.isLive ? "live " : "stale") \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
+                + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
+                + "  last seen \(formatter.string(from: $0.lastSeenAt))"
+        }
+        // Without standbys the listing stays one line per reader, as scripts read it.
+        let standbyLines = standbys.nodes.isEmpty && standbys.warnings.isEmpty ? [] : StandbyText.lines(standbys)
+        return (registered + standbyLines).joined(separator: "\n")
+    }
+
+
+    var json: JSONResult {
+        ["readers": readersJSON, "standbys": StandbyText.json(standbys)]
+    }
+
+    private var readersJSON: JSONResult {
+        .array(readers.map {
+            ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
+             "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),
+             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
+             "problem": $0.problem.map(JSONResult.string) ?? .null]
+        })
+    }
+}
+
+struct CompareResult: CommandResult {
+    let comparison: ShadowComparison
+    let showValues: Bool
+
+    private func shown(_ value: String?, field: String) -> String? {
+        // A document the modern reader cannot read: the reason names no value.
+        if field == "document" { return value }
+        return showValues ? value : nil
+    }
+
+    var text: String {
+        var lines = ["compared \(comparison.compared) of \(comparison.sampled) drafts sampled (\(comparison.legacyOnly) held v1 only)"]
+        for mismatch in comparison.mismatches {
+            var line = "mismatch: draft \(escapedForTerminal(mismatch.draftID)), field \(mismatch.field)"
+            if let modern = shown(mismatch.modernValue, field: mismatch.field), mismatch.field == "document" {
+                line += ": \(modern)"
+            } else if showValues {
+                line += ": legacy \(String(reflecting: mismatch.legacyValue ?? "")), modern \(String(reflecting: mismatch.modernValue ?? ""))"
+            }
+            lines.append(line)
+        }
+        lines.append(comparison.mismatches.isEmpty ? "no mismatch" : "\(comparison.mismatches.count) mismatches"
+                     + (showValues ? "" : " (values hidden; --show-values prints them)"))
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["sampled": .integer(Int64(comparison.sampled)), "compared": .integer(Int64(comparison.compared)),
+         "legacyOnly": .integer(Int64(comparison.legacyOnly)),
+         "mismatches": .array(comparison.mismatches.map {
+             ["draftID": .string($0.draftID), "field": .string($0.field),
+              "legacy": shown($0.legacyValue, field: "title").map(JSONResult.string) ?? .null,
+              "modern": shown($0.modernValue, field: $0.field).map(JSONResult.string) ?? .null]
+         })]
+    }
+}
+
+struct ObserveResult: CommandResult {
+    let report: ObservationReport
+    let rollback: PhaseRunner.StepReport?
+    let rollbackRefusal: String?
+
+    private func line(_ rates: PathRates, _ label: String) -> String {
+        "\(label): \(rates.saves) saves, \(rates.errors) failed (\(RollbackObservation.percent(rates.errorRate))), "
+            + "\(rates.conflicts) conflicts (\(RollbackObservation.percent(rates.conflictRate)))"
+    }
+
+    var text: String {
+        var lines = [line(report.modern, "modern, last \(DurationText.format(report.thresholds.window))"),
+                     line(report.legacyBaseline, "legacy baseline")]
+        if report.modern.saves < Int64(report.thresholds.minimumSaves) {
+            lines.append("too few modern saves to judge (fewer than \(report.thresholds.minimumSaves))")
+        }
+        lines += report.crossed.map { "threshold crossed: \($0)" }
+        if report.crossed.isEmpty { lines.append("no threshold crossed") }
+        if let rollback {
+            lines.append("switched back to legacy automatically (epoch \(rollback.epoch)); the history records why")
+        } else if let rollbackRefusal {
+            lines.append("no automatic rollback: \(rollbackRefusal)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        func rates(_ rates: PathRates) -> JSONResult {
+            ["saves": .integer(rates.saves), "errors": .integer(rates.errors), "conflicts": .integer(rates.conflicts),
+             "errorRate": .number(rates.errorRate), "conflictRate": .number(rates.conflictRate)]
+        }
+        return ["modern": rates(report.modern), "legacyBaseline": rates(report.legacyBaseline),
+                "crossed": .array(report.crossed.map(JSONResult.string)), "rolledBack": .bool(rollback != nil),
+                "rollbackRefusal": rollbackRefusal.map(JSONResult.string) ?? .null]
+    }
+}

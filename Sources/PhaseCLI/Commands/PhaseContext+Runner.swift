@@ -1,0 +1,71 @@
+import Cutover
+import CutoverPostgres
+import PostgresClient
+import Synchronization
+
+extension PhaseContext {
+    /// Reads the plan, connects, and runs `body` with a runner on a thread of its own.
+    ///
+    /// Every session the runner opens has its statements cancelled when a signal asks to stop.
+    ///
+    /// - Parameter isReadOnly: whether the command only reads, so that it may go on without
+    ///   the session's start-up settings when a pooler (PgBouncer) refuses them.
+    func withRunner<T: Sendable>(options: PhaseRunner.Options, isReadOnly: Bool,
+                                 _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
+        let source = try planSource()
+        let configuration = configuration
+        let console = console
+        let quiet = isQuiet
+        return try await runOnDedicatedThread(named: "cutover-phase") {
+            let withoutStartupSettings = Mutex(false)
+            let open: @Sendable () throws -> PostgresConnection = {
+                try StopSignals.shared.checkpoint()
+                var configuration = configuration
+                if withoutStartupSettings.withLock({ $0 }) { configuration.sessionSettings = [:] }
+                let connection: PostgresConnection
+                do {
+                    connection = try PostgresConnection(configuration: configuration)
+                } catch let error as PostgresError where isReadOnly && Self.isStartupSettingsRefusal(error) {
+                    // A pooler (PgBouncer) takes no start-up settings. A command that only reads
+                    // goes on without them, bounded by its client-side response timeout and the
+                    // checks' transaction-local timeouts.
+                    withoutStartupSettings.withLock { $0 = true }
+                    if !quiet { console.printDiagnostic("note: the server's pooler refused the session's start-up settings; reading without them") }
+                    configuration.sessionSettings = [:]
+                    connection = try PostgresConnection(configuration: configuration)
+                }
+                connection.noticeHandler = { _ in }
+                StopSignals.shared.register(connection.canceller)
+                return connection
+            }
+            let runner = PhaseRunner(connection: try open(), source: source, options: options,
+                                     log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open)
+            return try body(runner)
+        }
+    }
+
+    /// ``withRunner(options:isReadOnly:_:)`` for a command that only reads, with the default
+    /// runner options.
+    func withReadingRunner<T: Sendable>(options: PhaseRunner.Options? = nil,
+                                        _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
+        try await withRunner(options: options ?? runnerOptions(), isReadOnly: true, body)
+    }
+
+    /// Like ``withRunner(options:isReadOnly:_:)`` for a changing step: when the step's session
+    /// is lost (a failover, a restart), a new runner on a new session takes the lease, reads the
+    /// state and runs the same step again, for up to `--reconnect-for`, with one line on
+    /// standard error per attempt. Steps are compare-and-set transitions, so the step happens once.
+    func withReconnectingRunner<T: Sendable>(step: PhaseStep, options: PhaseRunner.Options,
+                                             _ body: @escaping @Sendable (PhaseRunner) throws -> T) async throws -> T {
+        let console = console
+        let reconnecting = ReconnectingStep(command: step.name, budget: steps.reconnectFor,
+                                            isStopRequested: { StopSignals.shared.isStopRequested },
+                                            log: { console.printDiagnostic($0) })
+        return try await reconnecting.run {
+            try await withRunner(options: options, isReadOnly: false) { runner in
+                reconnecting.connected(backendPID: runner.connection.backendPID)
+                return try body(runner)
+            }
+        }
+    }
+}

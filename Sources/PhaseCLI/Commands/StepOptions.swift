@@ -1,0 +1,66 @@
+import CommandLineKit
+import CutoverPostgres
+
+/// The options of every command that changes the migration (expand, switch, backfill,
+/// contract, rollback), declared once, and their values.
+struct StepOptions: Sendable {
+    /// `--epoch`
+    static let epoch = Option(
+        "epoch", type: .integer(atLeast: 0), valueName: "n",
+        help: "The epoch 'phase status' showed: refuse if the plan has moved since, unless this very step is what moved it.")
+    /// `--lock-timeout`
+    static let lockTimeout = Option(
+        "lock-timeout", type: .duration(in: .milliseconds(10) ... .seconds(60)), default: .milliseconds(500),
+        valueName: "duration", help: "How long one statement may wait for a lock; others never queue behind it for longer.")
+    /// `--statement-timeout`
+    static let statementTimeout = Option(
+        "statement-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(600),
+        valueName: "duration", help: "How long one statement may run.")
+    /// `--max-retries`
+    static let maxRetries = Option(
+        "max-retries", type: .integer(in: 0...1000), default: 30,
+        valueName: "count", help: "How many times a statement that could not get its lock is tried again.")
+    /// `--max-backoff`
+    static let maxBackoff = Option(
+        "max-backoff", type: .duration(in: .milliseconds(10) ... .seconds(300)), default: .seconds(5),
+        valueName: "duration", help: "The longest wait between retries; waits double from 100ms, with jitter.")
+    /// `--reconnect-for`
+    static let reconnectFor = Option(
+        "reconnect-for", type: .duration(in: .zero ... .seconds(3600)), default: .seconds(60), valueName: "duration",
+        help: "How long a step whose connection is lost (a failover, a restart) goes on reconnecting, to the primary a multi-host URL with target_session_attrs=read-write finds, and finishes; 0s disables.")
+    /// `--dry-run`
+    static let dryRun = StandardParameters.dryRun
+
+    /// The options in the order help lists them.
+    static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun]
+
+    /// The epoch the operator bound the command to, if any.
+    let expectedEpoch: Int64?
+    let lockTimeout: Duration
+    let statementTimeout: Duration
+    let maxRetries: Int
+    let maxBackoff: Duration
+    let reconnectFor: Duration
+    let isDryRun: Bool
+
+    init(_ parsed: ParsedCommand) {
+        expectedEpoch = parsed[Self.epoch].map(Int64.init)
+        lockTimeout = parsed[Self.lockTimeout]
+        statementTimeout = parsed[Self.statementTimeout]
+        maxRetries = parsed[Self.maxRetries]
+        maxBackoff = parsed[Self.maxBackoff]
+        reconnectFor = parsed[Self.reconnectFor]
+        isDryRun = parsed[Self.dryRun]
+    }
+
+    /// How the runner runs a step's SQL files under these options.
+    var sqlPolicy: SQLFileRunner.Policy {
+        SQLFileRunner.Policy(lockTimeout: lockTimeout, statementTimeout: statementTimeout,
+                             maximumAttempts: maxRetries + 1, maximumBackoff: maxBackoff)
+    }
+
+    /// What a stop by a signal leaves: nothing on a dry run; else a step that running it again finishes.
+    var stopEffect: StopEffect {
+        isDryRun ? .changedNothing : .finishedByRunningAgain
+    }
+}

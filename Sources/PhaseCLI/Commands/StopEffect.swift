@@ -1,0 +1,27 @@
+/// What a `phase` command stopped by a signal leaves behind, for the one line that says how
+/// to go on.
+enum StopEffect: Sendable, Equatable {
+    /// It only read, or it was a dry run.
+    case changedNothing
+    /// It changes something; running it again finishes what it began.
+    case finishedByRunningAgain
+    /// It may have begun an automatic rollback, which `phase rollback switch` finishes.
+    case rollbackBegun
+    /// It ran on a throw-away database, now removed.
+    case throwawayRemoved
+
+    /// The line for `command` (`switch modern`) stopped by `signal` (`SIGTERM`).
+    func line(command: String, signal: String) -> String {
+        let stopped = "stopped by \(signal) during \(command)"
+        switch self {
+        case .changedNothing:
+            return "\(stopped); it changed nothing: run it again when ready"
+        case .finishedByRunningAgain:
+            return "\(stopped); nothing is half done that 'phase \(command)' cannot finish: run it again, or 'phase status'"
+        case .rollbackBegun:
+            return "\(stopped); a rollback it began is finished by 'phase rollback switch': see 'phase status'"
+        case .throwawayRemoved:
+            return "\(stopped); its throw-away database was removed"
+        }
+    }
+}

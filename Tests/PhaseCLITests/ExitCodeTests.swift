@@ -1,6 +1,8 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// Exit codes that tell "cannot reach" (69), "refused to let in" (77) and "bad input" (64) apart,

@@ -1,6 +1,8 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// The built `phase` executable: help, usage errors and bad input, without a database.

@@ -1,7 +1,9 @@
 import Cutover
 import CutoverPostgres
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Synchronization
 
 /// `phase soak`: saves under faults, across writer switches and a backfill, then the invariants.

@@ -56,6 +56,8 @@ let package = Package(
         .testTarget(name: "CutoverTests", dependencies: ["Cutover", "CutoverTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "EphemeralPostgres", "PostgresFaults",
                                                                "CutoverTestSupport"]),
+        .testTarget(name: "EphemeralPostgresTests", dependencies: ["EphemeralPostgres", "PostgresClient", "CutoverTestSupport"]),
+        .testTarget(name: "PostgresFaultsTests", dependencies: ["PostgresFaults", "PostgresClient", "CutoverTestSupport"]),
         .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "EphemeralPostgres", "PostgresFaults",
                                                                 "CutoverTestSupport"]),
         .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "EphemeralPostgres", "PostgresFaults", "CutoverTestSupport"],

@@ -13,11 +13,6 @@ enum CPUClock {
         return duration(usage.ru_utime) + duration(usage.ru_stime)
     }
 
-    /// User and system CPU time of a child that `wait4` reaped.
-    static func child(_ usage: rusage) -> Duration {
-        duration(usage.ru_utime) + duration(usage.ru_stime)
-    }
-
     private static func duration(_ time: timeval) -> Duration {
         .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec))
     }

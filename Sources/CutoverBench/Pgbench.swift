@@ -1,8 +1,6 @@
+import EphemeralPostgres
 import Foundation
 import PostgresClient
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// PostgreSQL's pgbench, driving a baseline from a script of the repository's `Benchmarks/`.
 ///
@@ -30,12 +28,7 @@ struct Pgbench: Sendable {
 
     /// Finds pgbench at `path`, on PATH, or under the newest `/usr/lib/postgresql/*/bin`.
     static func locate(path: String?, scriptsDirectory: String) throws -> Pgbench {
-        var candidates: [String] = []
-        if let path { candidates.append(path) }
-        candidates += (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { $0 + "/pgbench" }
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
-            .compactMap(Int.init).sorted(by: >)
-        candidates += versions.map { "/usr/lib/postgresql/\($0)/bin/pgbench" }
+        let candidates = (path.map { [$0] } ?? []) + PostgresTools.searchFolders().map { $0 + "/pgbench" }
         guard let found = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw BenchError("pgbench was not found (install the postgresql package, or give --pgbench PATH)")
         }
@@ -62,7 +55,8 @@ struct Pgbench: Sendable {
         for (name, value) in variables { arguments += ["-D", "\(name)=\(value)"] }
         arguments.append(target.connectionString)
         let output = folder + "/output"
-        let (status, cpu) = try await Self.execute(executable, arguments, environment: target.environment, output: output)
+        let ended = try await Self.execute(executable, arguments, environment: target.environment, output: output)
+        let status = ended.status
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, !text.contains("aborted"), let processed = Self.number(after: "actually processed: ", in: text),
               let tps = Self.number(after: "tps = ", in: text) else {
@@ -75,7 +69,7 @@ struct Pgbench: Sendable {
         let latencies = try Self.loggedLatencies(in: folder)
         let duration: Duration = seconds.map { .seconds($0) }
             ?? .microseconds(Int64(latencies.values.reduce(0, +) * 1000))
-        return Run(transactions: Int(processed), tps: tps, latencies: latencies, duration: duration, cpu: cpu)
+        return Run(transactions: Int(processed), tps: tps, latencies: latencies, duration: duration, cpu: ended.cpuTime)
     }
 
     /// pgbench threads: one per core, never more than clients.
@@ -106,18 +100,13 @@ struct Pgbench: Sendable {
     /// ends a timed run with SIGALRM, which a thread of this process may have blocked or
     /// ignored (Foundation's `Process` passes that on, and pgbench then never stops).
     private static func execute(_ program: String, _ arguments: [String], environment: [String: String],
-                                output: String) async throws -> (status: Int32, cpu: Duration) {
+                                output: String) async throws -> ChildProcess.Termination {
         try await runOnDedicatedThread(named: "cutover-bench-pgbench") {
             // A fresh output file: the child appends to it.
             try? FileManager.default.removeItem(atPath: output)
             let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
             let pid = try ChildProcess.spawn([program] + arguments, environment: variables, output: output)
-            var status: Int32 = 0
-            var usage = rusage()
-            while wait4(pid, &status, 0, &usage) < 0 {
-                guard errno == EINTR else { throw BenchError("wait4 failed for \(program): errno \(errno)") }
-            }
-            return (status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), CPUClock.child(usage))
+            return try ChildProcess.waitForTermination(of: pid)
         }
     }
 }

@@ -3,6 +3,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 @Suite("PostgresDraftStore")

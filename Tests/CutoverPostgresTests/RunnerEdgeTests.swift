@@ -3,6 +3,7 @@ import Cutover
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Synchronization
 import Testing
 

@@ -3,6 +3,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// What the runner needs of its connection: a server session of its own, and settings that end

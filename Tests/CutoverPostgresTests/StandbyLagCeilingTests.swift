@@ -1,6 +1,7 @@
 import Cutover
 import CutoverPostgres
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 import Synchronization

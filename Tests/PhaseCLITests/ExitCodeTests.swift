@@ -1,7 +1,9 @@
 import CommandLineKit
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// Exit codes that tell "cannot reach" (69), "refused to let in" (77) and "bad input" (64) apart,

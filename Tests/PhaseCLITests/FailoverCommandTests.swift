@@ -2,6 +2,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// A step cut by a failover reconnects to the new primary and finishes, once: through the

@@ -1,8 +1,10 @@
 import CommandLineKit
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PhaseCLI
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// The built `phase` executable: help, usage errors and bad input, without a database.

@@ -1,6 +1,8 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// A plan folder is read for its regular files only, and never through a link that leaves it.

@@ -1,4 +1,5 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 import Testing

@@ -1,8 +1,10 @@
 import Cutover
 import CutoverPostgres
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// Secrets never printed or stored; input never spliced into SQL; libpq's parameters passed on.

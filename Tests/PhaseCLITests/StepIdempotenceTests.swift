@@ -2,6 +2,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// A step retried after a lost reply, or asked for by two operators at once, happens once and

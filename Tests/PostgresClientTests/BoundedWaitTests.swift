@@ -1,6 +1,8 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// Nothing waits forever: session bounds in force, silent peers given up, statements cancelled.

@@ -1,6 +1,8 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 @Suite("Connections")

@@ -1,6 +1,8 @@
+import EphemeralPostgres
 import Foundation
 import Testing
 @testable import PostgresClient
+import PostgresFaults
 
 @Suite("Password redaction")
 struct PasswordRedactionTests {

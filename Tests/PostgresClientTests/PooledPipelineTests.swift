@@ -1,6 +1,7 @@
 import CutoverTestSupport
 import Foundation
 @testable import PostgresClient
+import PostgresFaults
 import Testing
 
 /// ``PostgresPool/pipelinedTransaction(_:)``: sent from the caller's task, answered through the

@@ -1,3 +1,4 @@
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 #if canImport(Glibc)
@@ -93,14 +94,9 @@ struct AutoFailoverTools: Sendable {
     /// Waits for `pids` to end, up to `limit`; those still running are left to ``stopServers(directory:)``.
     func reap(_ pids: [pid_t], within limit: Duration) {
         let deadline = ContinuousClock.now + limit
-        var running = Set(pids)
-        while !running.isEmpty && ContinuousClock.now < deadline {
-            for pid in running {
-                var status: Int32 = 0
-                let reaped = waitpid(pid, &status, WNOHANG)
-                if reaped == pid || (reaped < 0 && errno == ECHILD) { running.remove(pid) }
-            }
-            if !running.isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        for pid in pids {
+            // One that is not our child (any more) has nothing to reap.
+            _ = try? ChildProcess.wait(for: pid, within: max(.zero, deadline - ContinuousClock.now))
         }
     }
 

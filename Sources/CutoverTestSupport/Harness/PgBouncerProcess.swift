@@ -1,3 +1,4 @@
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 import Synchronization
@@ -262,10 +263,7 @@ public final class PgBouncerProcess: Sendable {
     private static func awaitListening(processID: pid_t, port: Int, timeout: Duration, log: String) -> StartOutcome {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            var status: Int32 = 0
-            if waitpid(processID, &status, WNOHANG) == processID {
-                return .exited(status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
-            }
+            if let status = try? ChildProcess.exitStatus(of: processID) { return .exited(status) }
             if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains("cannot listen on 127.0.0.1:\(port)") {
                 return .portTaken
             }

@@ -1,5 +1,7 @@
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Synchronization
 
 /// The PostgreSQL server the integration tests run against, and a database per suite.
@@ -24,7 +26,7 @@ public enum TestPostgres {
         /// A connection string for the server's `postgres` database.
         public let adminConnectionString: String
         /// The ephemeral cluster, when the tests started one.
-        public let cluster: EphemeralCluster?
+        package let cluster: EphemeralCluster?
     }
 
     /// The server, started on first use.
@@ -124,7 +126,7 @@ public struct TestDatabase: Sendable {
 
     /// A ``LossyProxy`` in front of this database's server and a connection string to the
     /// database through it, for tests of lost replies.
-    public func throughLossyProxy() throws -> (proxy: LossyProxy, connectionString: String) {
+    package func throughLossyProxy() throws -> (proxy: LossyProxy, connectionString: String) {
         let components = URLComponents(string: connectionString)
         let proxy = try LossyProxy(targetHost: components?.host ?? "127.0.0.1", targetPort: components?.port ?? 5432)
         return (proxy, try TestPostgres.connectionString(connectionString, host: "127.0.0.1", port: proxy.port))

@@ -12,6 +12,12 @@ struct DemoInvariant: Sendable {
 /// The invariants of a migration that lost nothing and did nothing twice, checked against the
 /// database and the fleet's own record of what it was told; and of a fleet that followed every
 /// switch and whose saves did not fail.
+///
+/// It is the verdict of `phase demo` and `phase soak`, both commands an operator runs, so it
+/// lives with them in `PhaseCLI` rather than in a development executable or a test module: an
+/// exit status of 0 from either means this oracle found every invariant held. Its own tests
+/// (`DemoVerificationTests`) feed it real saves and then broken data (an acknowledged save the
+/// database lacks, a save committed twice, a revision gap) and expect it to fail.
 enum DemoVerification {
     /// Every invariant of a run.
     ///

@@ -1,3 +1,4 @@
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 

@@ -1,8 +1,10 @@
 import CommandLineKit
 import Cutover
 import CutoverPostgres
+import EphemeralPostgres
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Synchronization
 
 /// `phase soak`: saves under faults, across writer switches and a backfill, then the invariants.
@@ -15,6 +17,16 @@ import Synchronization
 /// checked against what the instances were told, and every instance must have followed every
 /// change of the writer path. With `--neighbour`, hostile neighbours (``SoakNeighbour``) run
 /// beside the fleet all the while.
+///
+/// Why it is a command of `phase`, the operator's tool, and not a development executable like
+/// `cutover-bench`: an operator about to trust a migration to a server runs it there first.
+/// `phase soak --database-url URL --application-url POOLER` puts the library's saves and the
+/// runner's switches through that server, that pooler and that network under faults, in a
+/// scratch database it drops at the end, and says whether every acknowledged save is there
+/// exactly once; that is the promise the migration rests on, checked where it will be kept. It
+/// disturbs nothing else: it terminates only its own instances' sessions, and restarts only a
+/// cluster it started itself. The fault tools it uses (`PostgresFaults`) stay out of what
+/// applications link; `phase` links them, as it links the demo's ephemeral cluster.
 struct SoakCommand: PhaseCommand {
     /// `soak --duration`
     static let duration = Option("duration", type: .duration(in: .seconds(5) ... .seconds(86_400)), default: .seconds(30),
@@ -229,12 +241,7 @@ struct SoakCommand: PhaseCommand {
             }
             do {
                 if connection == nil || connection?.isConnected == false { connection = try PostgresConnection(configuration: direct) }
-                let killed = try connection!.query("""
-                    SELECT count(pg_terminate_backend(pid)) AS n FROM (
-                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'soak-app-%'
-                         ORDER BY random() LIMIT 1) chosen
-                    """)[0].decode(Int.self, "n")
-                if killed > 0 { faults.add("backend terminated") }
+                if try BackendTerminator.terminate(applicationNameLike: "soak-app-%", on: connection!) > 0 { faults.add("backend terminated") }
             } catch {
                 connection = nil
             }

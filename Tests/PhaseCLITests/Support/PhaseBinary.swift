@@ -1,4 +1,5 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 import Testing
@@ -58,23 +59,12 @@ struct PhaseBinary {
     /// Waits for the child, killing it after `limit` so that a hung child fails the test
     /// instead of hanging the run.
     static func finish(_ started: Started, limit: Duration = .seconds(180)) throws -> Run {
-        let deadline = ContinuousClock.now + limit
-        var status: Int32?
-        while status == nil {
-            var raw: Int32 = 0
-            let reaped = waitpid(started.pid, &raw, WNOHANG)
-            if reaped == started.pid {
-                status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            } else if reaped < 0 && errno != EINTR {
-                throw PostgresError(code: .unexpectedResponse, message: "waitpid failed: errno \(errno)")
-            } else if ContinuousClock.now > deadline {
-                kill(started.pid, SIGKILL)
-                _ = try ChildProcess.wait(for: started.pid)
-                Issue.record("phase \(started.pid) did not finish within \(limit); killed")
-                status = 128 + SIGKILL
-            } else {
-                Thread.sleep(forTimeInterval: 0.02)
-            }
+        var status = try ChildProcess.wait(for: started.pid, within: limit)
+        if status == nil {
+            kill(started.pid, SIGKILL)
+            _ = try ChildProcess.wait(for: started.pid)
+            Issue.record("phase \(started.pid) did not finish within \(limit); killed")
+            status = 128 + SIGKILL
         }
         let run = Run(status: status ?? -1,
                       output: try String(contentsOf: started.output, encoding: .utf8),

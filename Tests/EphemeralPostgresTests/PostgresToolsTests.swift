@@ -1,6 +1,7 @@
 import CutoverTestSupport
+@testable import EphemeralPostgres
 import Foundation
-@testable import PostgresClient
+import PostgresClient
 import Testing
 
 /// Which PostgreSQL installation the ephemeral cluster runs: `CUTOVER_PG_BINDIR`, then PATH,

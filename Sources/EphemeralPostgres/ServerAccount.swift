@@ -10,17 +10,17 @@ import Glibc
 /// let account = try ServerAccount.whenRoot(for: "PgBouncer")
 /// let folder = try ServerAccount.makePrivateDirectory(prefix: "cutover-pgbouncer", owner: account)
 /// ```
-public struct ServerAccount: Sendable {
+package struct ServerAccount: Sendable {
     /// The account's name.
-    public let name: String
+    package let name: String
     /// Its user ID.
-    public let uid: uid_t
+    package let uid: uid_t
     /// Its group ID.
-    public let gid: gid_t
+    package let gid: gid_t
 
     /// The `postgres` account when this process is root, nil otherwise; `program` names what
     /// is to run, for the error when there is no such account.
-    public static func whenRoot(for program: String) throws -> ServerAccount? {
+    package static func whenRoot(for program: String) throws -> ServerAccount? {
         guard geteuid() == 0 else { return nil }
         guard let entry = getpwnam("postgres") else {
             throw EphemeralClusterError(
@@ -30,22 +30,22 @@ public struct ServerAccount: Sendable {
     }
 
     /// Gives `path` to the account.
-    public func handOver(_ path: String) throws {
+    package func handOver(_ path: String) throws {
         guard chown(path, uid, gid) == 0 else {
             throw EphemeralClusterError(message: "cannot give \(path) to the \(name) user: errno \(errno)")
         }
     }
 
     /// The command line that runs `command` as this account.
-    public func command(_ command: [String]) -> [String] {
+    package func command(_ command: [String]) -> [String] {
         [Self.runuser, "-u", name, "--"] + command
     }
 
     /// What a shell line puts before a command to run it as this account.
-    public var shellPrefix: String { "\(Self.runuser) -u \(name) -- " }
+    package var shellPrefix: String { "\(Self.runuser) -u \(name) -- " }
 
     /// A new folder `prefix-XXXXXX` under the temporary folder, owned by `owner` when given.
-    public static func makePrivateDirectory(prefix: String, owner: ServerAccount?) throws -> String {
+    package static func makePrivateDirectory(prefix: String, owner: ServerAccount?) throws -> String {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {

@@ -1,3 +1,4 @@
+import EphemeralPostgres
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -11,9 +12,9 @@ import Glibc
 /// usual, and the server's reply to it (sent after the commit is done) reaches nobody: the proxy
 /// drops it and closes both sides. That is the lost response of a real network, at the worst
 /// moment, for tests of outcome-unknown handling.
-public final class LossyProxy: Sendable {
+package final class LossyProxy: Sendable {
     /// The loopback port clients connect to.
-    public let port: Int
+    package let port: Int
     private let listener: LoopbackSocket
     private let targetHost: String
     private let targetPort: Int
@@ -24,7 +25,7 @@ public final class LossyProxy: Sendable {
     private let clientWrites = Mutex(0)
 
     /// Starts a proxy to `host:port` on a free loopback port.
-    public init(targetHost: String, targetPort: Int) throws {
+    package init(targetHost: String, targetPort: Int) throws {
         self.targetHost = targetHost
         self.targetPort = targetPort
         let socket = try LoopbackSocket(backlog: 64)
@@ -36,30 +37,30 @@ public final class LossyProxy: Sendable {
     }
 
     /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection.
-    public func loseNextReplyToCommit() {
+    package func loseNextReplyToCommit() {
         isArmed.withLock { $0 = true }
     }
 
     /// Stops reading what clients send until ``releaseClientBytes()``, so that their sockets
     /// fill up and a large request cannot be written at once, as over a slow network.
-    public func holdClientBytes() {
+    package func holdClientBytes() {
         isHoldingClientBytes.withLock { $0 = true }
     }
 
     /// Reads what clients send again.
-    public func releaseClientBytes() {
+    package func releaseClientBytes() {
         isHoldingClientBytes.withLock { $0 = false }
     }
 
     /// How many chunks clients have sent through the proxy so far: one per round trip for
     /// small messages.
-    public var clientWriteCount: Int { clientWrites.withLock { $0 } }
+    package var clientWriteCount: Int { clientWrites.withLock { $0 } }
 
     /// How many replies the proxy has lost so far.
-    public var lostReplyCount: Int { lostReplies.withLock { $0 } }
+    package var lostReplyCount: Int { lostReplies.withLock { $0 } }
 
     /// Stops accepting connections. Connections already made stay until either side closes.
-    public func stop() {
+    package func stop() {
         let wasStopped = isStopped.withLock { stopped in
             defer { stopped = true }
             return stopped

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// The PostgreSQL server programs, and how to run them as a user PostgreSQL accepts.
-struct PostgresTools: Sendable {
+package struct PostgresTools: Sendable {
     /// The environment variable that names the folder of server programs to use.
     static let folderVariable = "CUTOVER_PG_BINDIR"
 
@@ -33,17 +33,22 @@ struct PostgresTools: Sendable {
             }
             return chosen
         }
-        var folders = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
-            .compactMap(Int.init).sorted(by: >)
-        folders += versions.map { "/usr/lib/postgresql/\($0)/bin" }
-        guard let folder = folders.first(where: { isProgram($0 + "/initdb") && isProgram($0 + "/pg_ctl") }) else {
+        guard let folder = searchFolders(environment: environment).first(where: { isProgram($0 + "/initdb") && isProgram($0 + "/pg_ctl") }) else {
             throw EphemeralClusterError(
                 message: "cannot start a PostgreSQL server: initdb and pg_ctl were not found in \(folderVariable), on PATH or under /usr/lib/postgresql/*/bin (install the postgresql package, set \(folderVariable), or set DATABASE_URL to an existing server)")
         }
         // A folder on PATH may hold links to the programs only: their siblings are where the
         // links lead.
         return URL(fileURLWithPath: folder + "/pg_ctl").resolvingSymlinksInPath().deletingLastPathComponent().path
+    }
+
+    /// Where PostgreSQL's programs are looked for: the folders of `PATH`, then every
+    /// `/usr/lib/postgresql/*/bin`, the newest major first.
+    package static func searchFolders(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        return (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+            + versions.map { "/usr/lib/postgresql/\($0)/bin" }
     }
 
     private static func isProgram(_ path: String) -> Bool {

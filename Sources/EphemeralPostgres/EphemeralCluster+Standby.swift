@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 
 extension EphemeralCluster {
     /// Starts a hot standby of this cluster: a base backup taken with `pg_basebackup -R`,
@@ -15,7 +16,7 @@ extension EphemeralCluster {
     ///
     /// - Parameter settings: server settings for the standby only (for example
     ///   `hot_standby_feedback` or `max_standby_streaming_delay`).
-    public func startStandby(settings: [String: String] = [:], startTimeout: Duration = .seconds(60)) async throws
+    package func startStandby(settings: [String: String] = [:], startTimeout: Duration = .seconds(60)) async throws
         -> EphemeralCluster
     {
         try await runOnDedicatedThread(named: "cutover-standby-start") {
@@ -56,7 +57,7 @@ extension EphemeralCluster {
     }
 
     /// Promotes this standby to a primary (`pg_ctl promote`), waiting until it accepts writes.
-    public func promote() throws {
+    package func promote() throws {
         try tools.run(tools.pgCtl, ["promote", "-D", dataDirectory, "-w", "-t", "60"], log: nil, what: "pg_ctl promote")
     }
 }

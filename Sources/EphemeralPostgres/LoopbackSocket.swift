@@ -3,19 +3,19 @@ import Foundation
 import Glibc
 #endif
 
-/// A TCP socket bound to a free loopback port, for tests that need a peer that is not
-/// PostgreSQL: a proxy, a server that never answers, a port that refuses.
-public final class LoopbackSocket: Sendable {
+/// A TCP socket bound to a free loopback port: the port a server started here will take, a
+/// proxy's listener, or (in `PostgresFaults`) a peer that refuses or never answers.
+package final class LoopbackSocket: Sendable {
     /// The socket's file descriptor; closed when the value goes away.
-    public let descriptor: Int32
+    package let descriptor: Int32
     /// The port it is bound to.
-    public let port: Int
+    package let port: Int
 
     /// Binds a new socket to a free port on 127.0.0.1.
     ///
     /// - Parameter backlog: listen with this backlog; nil leaves the socket bound but not
     ///   listening, so connections to the port are refused while nobody else can take it.
-    public init(backlog: Int32?) throws {
+    package init(backlog: Int32?) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -35,19 +35,12 @@ public final class LoopbackSocket: Sendable {
         self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// A socket that accepts connections into its backlog but never answers them: a server
-    /// that is unreachable at the protocol level, without leaving this machine.
-    public static func silent() throws -> LoopbackSocket { try LoopbackSocket(backlog: 16) }
-
-    /// A port that refuses connections.
-    public static func refusing() throws -> LoopbackSocket { try LoopbackSocket(backlog: nil) }
-
     deinit { close(descriptor) }
 }
 
 /// A loopback socket could not be made.
-public struct LoopbackSocketError: Error, Sendable, CustomStringConvertible {
+package struct LoopbackSocketError: Error, Sendable, CustomStringConvertible {
     /// What failed.
-    public var message: String
-    public var description: String { message }
+    package var message: String
+    package var description: String { message }
 }

@@ -1,7 +1,6 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import PostgresClient
+import Synchronization
 
 /// A throw-away PostgreSQL server in a temporary folder, for tests and demos.
 ///
@@ -20,19 +19,19 @@ import Glibc
 /// defer { cluster.stop() }
 /// let connection = try PostgresConnection(configuration: cluster.configuration())
 /// ```
-public final class EphemeralCluster: Sendable {
+package final class EphemeralCluster: Sendable {
     /// How to start the cluster.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Server settings written to `postgresql.conf`.
-        public var settings: [String: String]
+        package var settings: [String: String]
         /// Trade durability for speed (`fsync`, `synchronous_commit` and `full_page_writes`
         /// off). Right for tests and demos; wrong for benchmarks of commit cost.
-        public var isDurable: Bool
+        package var isDurable: Bool
         /// How long to wait for the server to accept connections.
-        public var startTimeout: Duration
+        package var startTimeout: Duration
 
         /// The defaults: fast and non-durable, 300 connections.
-        public init(settings: [String: String] = [:], isDurable: Bool = false, startTimeout: Duration = .seconds(60)) {
+        package init(settings: [String: String] = [:], isDurable: Bool = false, startTimeout: Duration = .seconds(60)) {
             self.settings = settings
             self.isDurable = isDurable
             self.startTimeout = startTimeout
@@ -40,22 +39,22 @@ public final class EphemeralCluster: Sendable {
     }
 
     /// The temporary folder holding the data, socket and log.
-    public let directory: String
+    package let directory: String
     /// The loopback TCP port the server listens on.
-    public let port: Int
+    package let port: Int
     /// The superuser's name.
-    public let user: String
+    package let user: String
     let password: String
     let tools: PostgresTools
-    private let stopped = StopFlag()
+    private let isStopped = Atomic(false)
 
     /// The folder of the server programs this cluster runs: other programs of the same
     /// PostgreSQL installation, such as `pg_basebackup`, are found beside `initdb` here.
-    public var binDirectory: String { tools.folder }
+    package var binDirectory: String { tools.folder }
     /// The data folder.
-    public var dataDirectory: String { directory + "/data" }
+    package var dataDirectory: String { directory + "/data" }
     /// The server's log file.
-    public var logFile: String { directory + "/server.log" }
+    package var logFile: String { directory + "/server.log" }
 
     init(directory: String, port: Int, user: String, password: String, tools: PostgresTools) {
         self.directory = directory
@@ -69,7 +68,7 @@ public final class EphemeralCluster: Sendable {
 
     /// A `postgresql://` URI for a database of the cluster, password included: keep it out of
     /// logs (``PasswordRedaction`` removes it from any text).
-    public func url(database: String = "postgres") -> String {
+    package func url(database: String = "postgres") -> String {
         var components = URLComponents()
         components.scheme = "postgresql"
         components.user = user
@@ -82,24 +81,24 @@ public final class EphemeralCluster: Sendable {
 
     /// A configuration for a database of the cluster. It waits up to 60 s to connect: a
     /// throw-away cluster shares its machine with whatever tests or demos run beside it.
-    public func configuration(database: String = "postgres", applicationName: String? = nil) -> PostgresConfiguration {
+    package func configuration(database: String = "postgres", applicationName: String? = nil) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: url(database: database), applicationName: applicationName,
                               connectTimeout: .seconds(60))
     }
 
     /// The folder of server programs that ``start(options:)`` would run, chosen from
     /// `CUTOVER_PG_BINDIR`, `PATH` and `/usr/lib/postgresql/*/bin` as the type's summary says.
-    public static func locateBinDirectory() throws -> String {
+    package static func locateBinDirectory() throws -> String {
         try PostgresTools.locateFolder(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Starts a new cluster without blocking Swift's cooperative threads.
-    public static func start(options: Options = Options()) async throws -> EphemeralCluster {
+    package static func start(options: Options = Options()) async throws -> EphemeralCluster {
         try await runOnDedicatedThread(named: "cutover-cluster-start") { try startBlocking(options: options) }
     }
 
     /// Starts a new cluster, blocking the calling thread for the few seconds it takes.
-    public static func startBlocking(options: Options = Options()) throws -> EphemeralCluster {
+    package static func startBlocking(options: Options = Options()) throws -> EphemeralCluster {
         let tools = try PostgresTools.locate()
         let directory = try tools.makePrivateDirectory()
         tools.startWatchdog(directory: directory)
@@ -150,9 +149,8 @@ public final class EphemeralCluster: Sendable {
     }
 
     /// Stops the server at once (fast shutdown) and deletes its folder. Safe to call twice.
-    public func stop() {
-        guard !stopped.isSet else { return }
-        stopped.set()
+    package func stop() {
+        guard isStopped.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         try? tools.run(tools.pgCtl, ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-t", "30"],
                        log: nil, what: "pg_ctl stop")
         try? FileManager.default.removeItem(atPath: directory)
@@ -160,7 +158,7 @@ public final class EphemeralCluster: Sendable {
 
     /// Stops the server abruptly (`immediate`, like a crash) and starts it again on the same
     /// port, as fault-injection tests need.
-    public func restartImmediately() throws {
+    package func restartImmediately() throws {
         try tools.run(tools.pgCtl, ["stop", "-D", dataDirectory, "-m", "immediate", "-w"], log: nil, what: "pg_ctl stop")
         try tools.run(tools.pgCtl, ["start", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60"],
                       log: nil, what: "pg_ctl start")
@@ -187,22 +185,8 @@ public final class EphemeralCluster: Sendable {
 
     /// A loopback TCP port that nothing listens on now (the kernel's choice), for a server to
     /// take; another process may take it first, so a start that cannot bind tries another.
-    public static func freeLoopbackPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw EphemeralClusterError(message: "cannot open a socket to find a free port") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else { throw EphemeralClusterError(message: "cannot bind a loopback socket to find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+    package static func freeLoopbackPort() throws -> Int {
+        try LoopbackSocket(backlog: nil).port
     }
 
     private static func randomHex(bytes: Int) -> String {
@@ -215,8 +199,8 @@ public final class EphemeralCluster: Sendable {
 }
 
 /// Why an ephemeral cluster could not be started.
-public struct EphemeralClusterError: Error, Sendable, CustomStringConvertible {
+package struct EphemeralClusterError: Error, Sendable, CustomStringConvertible {
     /// One line saying what failed and what to do.
-    public var message: String
-    public var description: String { message }
+    package var message: String
+    package var description: String { message }
 }

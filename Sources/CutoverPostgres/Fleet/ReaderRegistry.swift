@@ -194,10 +194,10 @@ public enum ReaderRegistryError: Error, Sendable, Equatable, CustomStringConvert
 
     /// The registry's refusal `error` is, if it is one.
     init?(_ error: PostgresError) {
-        switch error.sqlState?.rawValue {
-        case "22023": self = .invalid(error.message)
-        case SQLState.uniqueViolation.rawValue: self = .heldByAnotherProcess
-        case "54000": self = .full
+        switch error.sqlState {
+        case .invalidParameterValue?: self = .invalid(error.message)
+        case .uniqueViolation?: self = .heldByAnotherProcess
+        case .programLimitExceeded?: self = .full
         default: return nil
         }
     }

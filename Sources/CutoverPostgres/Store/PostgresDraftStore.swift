@@ -123,17 +123,17 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
 
     /// Maps the save function's raised outcomes and the connection's failures to the contract.
     static func failure(for error: PostgresError, request: SaveDraft) -> any Error {
-        switch error.sqlState?.rawValue {
-        case "CU001":
+        switch error.sqlState {
+        case .revisionConflict?:
             guard let current = error.detail.flatMap({ Int64($0) }) else { return error }
             return SaveFailure.conflict(expected: request.expectedRevision, current: current)
-        case "CU002": return SaveFailure.notFound
-        case "CU003": return SaveFailure.exhausted
-        case "CU004": return DraftStoreError.formatNotStored(error.message)
-        case "CU005":
+        case .draftNotFound?: return SaveFailure.notFound
+        case .revisionExhausted?: return SaveFailure.exhausted
+        case .formatNotStored?: return DraftStoreError.formatNotStored(error.message)
+        case .unsupportedStoredFormat?:
             return DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
                                                        draftID: request.draftID, supported: [.v1, .v2])
-        case SQLState.lockNotAvailable.rawValue: return DraftStoreError.lockTimeout
+        case .lockNotAvailable?: return DraftStoreError.lockTimeout
         default: break
         }
         if error.code == .outcomeUnknown { return SaveFailure.outcomeUnknown }

@@ -151,6 +151,18 @@ struct QueryTests {
         #expect(values.11 == nil)
     }
 
+    @Test func anAbsentValueIsNULLOfTheTypeItsValuesAreSentAs() async throws {
+        let types = try await withConnection { connection -> [String] in
+            let row = try connection.query("""
+                SELECT pg_typeof(\(Int64?.none))::text AS int8, pg_typeof(\(Int32?.none))::text AS int4,
+                       pg_typeof(\(Bool?.none))::text AS bool, pg_typeof(\(Date?.none))::text AS timestamptz,
+                       pg_typeof(\(Data?.none))::text AS bytea, pg_typeof(\(String?.none))::text AS inferred
+                """)[0]
+            return try ["int8", "int4", "bool", "timestamptz", "bytea", "inferred"].map { try row.decode(String.self, $0) }
+        }
+        #expect(types == ["bigint", "integer", "boolean", "timestamp with time zone", "bytea", "text"])
+    }
+
     @Test func timestampsComeBackInUTCWhateverTheSessionTimeZone() async throws {
         let date = try await withConnection { connection -> Date in
             try connection.execute(unsafeSQL: "SET TimeZone = 'America/St_Johns'")

@@ -40,15 +40,16 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     ///   - lockTimeout: the longest a save waits for a lock held by another save.
     ///   - outcomeFlushInterval: how often outcome counts are written; nil writes them only
     ///     when ``OutcomeRecorder/flush()`` is called.
+    ///   - logger: hears of each background flush of the outcome counts that fails.
     /// - Throws: ``ControlSchemaError`` when the control schema is missing or of another
     ///   version; a connection error.
     public init(pool: PostgresPool, lockTimeout: Duration = .seconds(5),
-                outcomeFlushInterval: Duration? = .seconds(5)) async throws {
+                outcomeFlushInterval: Duration? = .seconds(5), logger: CutoverLogger = .disabled) async throws {
         self.pool = pool
         self.lockTimeout = lockTimeout
         self.lockTimeoutBind = Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up))).postgresBind
         try await pool.withConnection { try ControlSchema.verify(on: $0) }
-        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval)
+        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval, logger: logger)
     }
 
     /// Commits or replays one save; see ``DraftStorage``.

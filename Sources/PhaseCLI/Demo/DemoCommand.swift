@@ -71,7 +71,7 @@ struct DemoCommand: Sendable {
                                                                     fleetEvents: { [command] name, event in
                 if case .changed = event { return }
                 command.note("   \(name): \(event)")
-            }))
+            }, logger: console.logger(label: "app-\(index)")))
         }
         let fleet = modern
         modern.forEach { $0.startLoad(drafts: rows, ledger: ledger) }

@@ -314,8 +314,9 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         }
         let polling = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: pollInterval)
-                guard !Task.isCancelled, self != nil else { return }
+                // Sleep ends early only when stop() cancels the task.
+                do { try await Task.sleep(for: pollInterval) } catch { return }
+                guard self != nil else { return }
                 readRequests.yield()
             }
         }

@@ -40,7 +40,7 @@ struct ApplicationRoleTests {
                 return (forged?.sqlState, refused)
             }
             #expect(refusals.0 == .insufficientPrivilege)
-            #expect(refusals.1 == Array(repeating: SQLState(rawValue: "22023"), count: refusals.1.count), "\(refusals.1)")
+            #expect(refusals.1 == Array(repeating: .invalidParameterValue, count: refusals.1.count), "\(refusals.1)")
             #expect(try await roles.admin { try $0.query("SELECT count(*) AS n FROM cutover.outcome_log")[0].decode(Int.self, "n") } == 0)
 
             // Every code the recorder counts is accepted on both paths, summed per path and
@@ -208,7 +208,7 @@ struct ApplicationRoleTests {
                     RolesTests.failure { try app.execute(unsafeSQL: "SELECT cutover.reader_heartbeat(\(arguments))") }?.sqlState
                 }
             }
-            #expect(refused == Array(repeating: SQLState(rawValue: "22023"), count: calls.count), "\(refused)")
+            #expect(refused == Array(repeating: .invalidParameterValue, count: calls.count), "\(refused)")
             #expect(try await roles.admin { try $0.query("SELECT count(*) AS n FROM cutover.readers")[0].decode(Int.self, "n") } == 0)
             // Through the Swift API the refusal is typed.
             let typed = try await roles.asApplication { app in

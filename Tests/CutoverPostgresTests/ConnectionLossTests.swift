@@ -5,15 +5,16 @@ import Testing
 /// Which errors a step survives by reconnecting, and which are its real answer.
 @Suite("ConnectionLoss: what a reconnect may get past")
 struct ConnectionLossTests {
-    private func server(_ sqlState: String) -> PostgresError {
-        PostgresError(code: .server, message: "the server said so", sqlState: SQLState(rawValue: sqlState))
+    private func server(_ sqlState: SQLState) -> PostgresError {
+        PostgresError(code: .server, message: "the server said so", sqlState: sqlState)
     }
 
-    @Test(arguments: ["57P01", "57P02", "57P03", "25006", "08000", "08006", "08P01"])
-    func aShutdownAStandbyOrABrokenConnectionIsALoss(sqlState: String) {
+    @Test(arguments: [SQLState.adminShutdown, .crashShutdown, .cannotConnectNow, .readOnlySQLTransaction,
+                      .connectionException, .connectionFailure, .protocolViolation])
+    func aShutdownAStandbyOrABrokenConnectionIsALoss(sqlState: SQLState) {
         let loss = ConnectionLoss(server(sqlState))
         #expect(loss != nil)
-        #expect(loss?.reason.contains(sqlState) == true, "\(String(describing: loss))")
+        #expect(loss?.reason.contains(sqlState.rawValue) == true, "\(String(describing: loss))")
     }
 
     @Test func aConnectionBrokenOrRefusedIsALoss() {
@@ -25,8 +26,9 @@ struct ConnectionLossTests {
                 == "cannot connect to a writable server: connection refused")
     }
 
-    @Test(arguments: ["57014", "55P03", "40001", "42501", "23505", "42703", "25P02", "28P01"])
-    func aCancelALockTimeoutOrABadStatementIsTheAnswer(sqlState: String) {
+    @Test(arguments: [SQLState.queryCanceled, .lockNotAvailable, .serializationFailure, .insufficientPrivilege,
+                      .uniqueViolation, .undefinedColumn, .inFailedSQLTransaction, .invalidPassword])
+    func aCancelALockTimeoutOrABadStatementIsTheAnswer(sqlState: SQLState) {
         #expect(ConnectionLoss(server(sqlState)) == nil)
     }
 

@@ -81,7 +81,7 @@ struct RunnerEdgeTests {
             #expect(try prior.state() == after)
             let history = try PhaseHistory.list(plan: "drafts", on: direct).filter { $0.step == step.name }.map(\.outcome)
             // The attempt was recorded done in the very transaction whose reply was lost.
-            #expect(history == ["done", "skipped"])
+            #expect(history == [.done, .skipped])
         }
     }
 
@@ -161,7 +161,7 @@ struct RunnerEdgeTests {
             let status = try runner.status()
             #expect(status.state.phase == .baseline)
             #expect(status.halfDone == .init(stopped: .expand, step: .revertExpand, appliedFiles: ["expand.sql"]))
-            #expect(status.steps.first == .init(name: "expand", state: "half done"))
+            #expect(status.steps.first == .init(step: .expand, state: .halfDone))
             #expect(try self.columns(connection) == ["id", "title", "revision", "document"])
             // Undo it: the column and trigger go, the phase stays baseline, nothing is left applied.
             let undone = try runner.rollback(undoing: .expand)
@@ -265,7 +265,7 @@ struct RunnerEdgeTests {
                 try stopping.run(.backfill) { progress in converted.withLock { $0 = progress.converted } }
             }
             let history = try #require(try PhaseHistory.list(plan: "drafts", on: connection).last)
-            #expect(history.step == "backfill" && history.outcome == "interrupted")
+            #expect(history.step == "backfill" && history.outcome == .interrupted)
             let state = try prior.state()
             #expect(state.phase == .modern && state.backfillConverted == 150 && state.backfillCursor != nil)
             #expect(try RunnerLock.holder(plan: "drafts", on: connection) == nil)

@@ -1,3 +1,4 @@
+import Cutover
 import PhaseCLI
 import Testing
 
@@ -14,6 +15,20 @@ struct ConsoleTests {
         let diagnostics = CapturedOutput(isTerminal: terminal)
         return (Console(output: output, diagnostics: diagnostics, environment: environment,
                         redactor: TestRedactor.redactor), output, diagnostics)
+    }
+
+    @Test func theLibrarysWarningsGoToStandardErrorAsOneLineEachAndInfoDoesNot() {
+        let (console, output, diagnostics) = console(terminal: false)
+        let logger = console.logger(label: "app-1")
+        logger.log(.info, "fleet writer path: writer legacy, epoch 1 -> writer modern, epoch 2")
+        logger.log(.warning, "reader heartbeat failed, trying again in 1.0 seconds: connection to postgresql://u:hunter22@db/app lost\u{1B}[2J",
+                       metadata: ["instanceID": "app-1", "failures": "3"])
+        logger.log(.error, "gave up")
+        #expect(output.text.isEmpty)
+        #expect(diagnostics.text == "warning: app-1: reader heartbeat failed, trying again in 1.0 seconds: "
+                + "connection to postgresql://u:[redacted]@db/app lost\\u{1B}[2J (failures=3, instanceID=app-1)\n"
+                + "error: app-1: gave up\n")
+        #expect(!diagnostics.text.contains(TestRedactor.password))
     }
 
     @Test func colourOnlyOnATerminalWithoutNoColor() {

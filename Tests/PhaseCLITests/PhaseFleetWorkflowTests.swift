@@ -196,14 +196,29 @@ struct PhaseFleetWorkflowTests {
         try await db.sql { try $0.execute(unsafeSQL: """
             SELECT cutover.reader_heartbeat('web-1', 'web', '4.0', ARRAY['v1','v2'], 'secret of web-1 process');
             SELECT cutover.reader_heartbeat('cron-1', 'cron', '2.1', ARRAY['v1'], 'secret of cron-1 process');
+            SELECT cutover.reader_heartbeat('batch-1', 'batch', '1.0', ARRAY['v1'], 'secret of batch-1 process');
             UPDATE cutover.readers SET last_seen_at = now() - interval '1 hour' WHERE instance_id = 'cron-1';
+            UPDATE cutover.readers SET last_seen_at = now() - interval '70 seconds' WHERE instance_id = 'batch-1';
             """) }
         let run = try await db.phase("readers")
         #expect(run.status == 0)
         let lines = run.output.split(separator: "\n")
-        #expect(lines.count == 2)
-        #expect(lines.first?.hasPrefix("live  web-1  web 4.0  reads v1,v2") == true)
-        #expect(lines.last?.hasPrefix("stale cron-1  cron 2.1  reads v1") == true)
+        #expect(lines.count == 3)
+        #expect(lines.first?.hasPrefix("live  web-1  web 4.0  reads v1,v2  last seen ") == true)
+        #expect(lines.first?.contains("no heartbeat") == false)
+        // One whose heartbeats stopped (they fail, or it hangs) is late after half the staleness
+        // limit, with the time of its last heartbeat; it still counts until the limit.
+        let late = try #require(lines.first { $0.hasPrefix("late  batch-1  batch 1.0  reads v1  last seen ") })
+        #expect(late.wholeMatch(of: /.*, no heartbeat for 7\ds: heartbeats are missing/) != nil, "\(late)")
+        let stale = try #require(lines.last)
+        #expect(stale.hasPrefix("stale cron-1  cron 2.1  reads v1  last seen "))
+        #expect(stale.wholeMatch(of: /.*, no heartbeat for 36\d\ds/) != nil, "\(stale)")
+
+        let json = try await db.phase("--format", "json", "readers")
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let readers = try #require(listed["readers"] as? [[String: Any]])
+        #expect(readers.compactMap { $0["state"] as? String } == ["live", "late", "stale"])
+        #expect(readers.compactMap { $0["live"] as? Bool } == [true, true, false])
     }
 }
 

@@ -91,7 +91,7 @@ struct BoundedWaitTests {
             #expect(canceller.cancel())
         }
         let error = try await outcome
-        #expect(error?.sqlState == SQLState(rawValue: "57014"))
+        #expect(error?.sqlState == .queryCanceled)
         #expect(try await onThread { try box.value.query("SELECT 1 AS one")[0].decode(Int.self, "one") } == 1)
     }
 

@@ -151,6 +151,20 @@ struct QueryTests {
         #expect(values.11 == nil)
     }
 
+    @Test func anAbsentValueIsNULLOfTheTypeItsValuesAreSentAs() async throws {
+        let types = try await withConnection { connection -> [String] in
+            let row = try connection.query("""
+                SELECT pg_typeof(\(Int64?.none))::text AS int8, pg_typeof(\(Int32?.none))::text AS int4,
+                       pg_typeof(\(Bool?.none))::text AS bool, pg_typeof(\(Date?.none))::text AS timestamptz,
+                       pg_typeof(\(Data?.none))::text AS bytea, pg_typeof(\(PostgresJSON?.none))::text AS jsonb,
+                       pg_typeof(coalesce(\(String?.none), 0::int2))::text AS inferred
+                """)[0]
+            return try ["int8", "int4", "bool", "timestamptz", "bytea", "jsonb", "inferred"].map { try row.decode(String.self, $0) }
+        }
+        // Text leaves its type to the server, as its values do: here the other argument's.
+        #expect(types == ["bigint", "integer", "boolean", "timestamp with time zone", "bytea", "jsonb", "smallint"])
+    }
+
     @Test func timestampsComeBackInUTCWhateverTheSessionTimeZone() async throws {
         let date = try await withConnection { connection -> Date in
             try connection.execute(unsafeSQL: "SET TimeZone = 'America/St_Johns'")

@@ -16,8 +16,9 @@ import Synchronization
 /// or an epoch that an older version took from a forged notification): the database is the
 /// truth, and reads are applied in the order they ran.
 ///
-/// A read that fails leaves the path where it was; ``health`` holds the last error, and `log`
-/// hears of the first failure in a row and of the recovery.
+/// A read that fails leaves the path where it was; ``health`` holds the last error, `log`
+/// hears of the first failure in a row and of the recovery, and `logger` of every failure (a
+/// warning), of a lost listening connection (a warning) and of every change.
 ///
 /// Reads are single statements with no session state, so `configuration` may go through any
 /// pooler. LISTEN needs a session of its own, and through a transaction pooler (PgBouncer in
@@ -99,6 +100,15 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         /// No LISTEN is made, for the reason given: changes arrive by the poll alone. Told once, at start.
         case pollingOnly(reason: String)
 
+        /// How much the event matters to the logger: failures are warnings, a change is news.
+        public var level: CutoverLogger.Level {
+            switch self {
+            case .changed, .readRecovered: .info
+            case .pollingOnly: .notice
+            case .readFailed, .listenerLost: .warning
+            }
+        }
+
         public var description: String {
             switch self {
             case .changed(let from, let to): "fleet writer path: \(from) -> \(to)"
@@ -116,6 +126,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     private let pool: PostgresPool
     private let listener: PostgresListener?
     private let log: @Sendable (Event) -> Void
+    private let logger: CutoverLogger
     private let readRequests: AsyncStream<Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let changes = Mutex<[Waiter]>([])
@@ -137,7 +148,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     }
 
     private init(plan: String, initial: Setting, pool: PostgresPool, listener: PostgresListener?, pollingOnlyReason: String?,
-                 log: @escaping @Sendable (Event) -> Void, readRequests: AsyncStream<Void>.Continuation) {
+                 log: @escaping @Sendable (Event) -> Void, logger: CutoverLogger, readRequests: AsyncStream<Void>.Continuation) {
         self.plan = plan
         self.state = Mutex(State(setting: initial,
                                  health: Health(reads: 1, lastRead: .now, consecutiveFailures: 0, lastError: nil,
@@ -145,6 +156,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         self.pool = pool
         self.listener = listener
         self.log = log
+        self.logger = logger
         self.readRequests = readRequests
     }
 
@@ -154,13 +166,15 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     ///   - plan: the plan whose state to follow; `"drafts"`, the built-in plan, when omitted.
     ///   - listening: where LISTEN goes; on a connection like the reads' unless told otherwise.
     ///   - pollInterval: how often the state is read even without a notification.
-    ///   - log: hears of changes, failed reads and a lost listening connection; called from a
-    ///     background task, so it must not block.
+    ///   - log: hears of changes, the first of failed reads in a row, a recovery and a lost
+    ///     listening connection, as events; called from a background task, so it must not block.
+    ///   - logger: hears of the same, and of every failed read, as records of their level.
     /// - Throws: ``PhaseRunnerError/notInitialized(_:)`` when the plan has no state, or a
     ///   connection error.
     public static func start(configuration: PostgresConfiguration, plan: String = "drafts",
                              listening: Listening = .onReadConnection, pollInterval: Duration = .seconds(5),
-                             log: @escaping @Sendable (Event) -> Void = { _ in }) async throws -> FleetWriterPath {
+                             log: @escaping @Sendable (Event) -> Void = { _ in },
+                             logger: CutoverLogger = .disabled) async throws -> FleetWriterPath {
         // One connection, so that reads run one after another and their tickets follow that order.
         let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
         let initial: Setting
@@ -193,8 +207,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         // Holding one pending request at most is what coalesces a burst into one more read.
         let (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let fleet = FleetWriterPath(plan: plan, initial: initial, pool: pool, listener: listener,
-                                    pollingOnlyReason: pollingOnlyReason, log: log, readRequests: continuation)
-        if let pollingOnlyReason { log(.pollingOnly(reason: pollingOnlyReason)) }
+                                    pollingOnlyReason: pollingOnlyReason, log: log, logger: logger, readRequests: continuation)
+        if let pollingOnlyReason { fleet.report(.pollingOnly(reason: pollingOnlyReason)) }
         fleet.follow(requests: requests, pollInterval: pollInterval)
         return fleet
     }
@@ -271,7 +285,6 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
         let events = listener?.events ?? AsyncStream { $0.finish() }
         let plan = plan
         let readRequests = readRequests
-        let log = log
         let listening = Task { [weak self] in
             for await event in events {
                 switch event {
@@ -282,25 +295,28 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
                     // Notifications sent before LISTEN was in place (or while it was down) were missed.
                     readRequests.yield()
                 case .connectionLost(let reason):
-                    let wasStopped = self?.state.withLock { state -> Bool in
+                    guard let self else { return }
+                    let wasStopped = state.withLock { state -> Bool in
                         state.health.isListening = false
                         return state.isStopped
                     }
-                    if wasStopped == false { log(.listenerLost(reason: reason)) }
+                    if !wasStopped { report(.listenerLost(reason: reason)) }
                 }
             }
         }
         let reading = Task { [weak self] in
             for await _ in requests {
                 guard let self, !Task.isCancelled else { return }
-                // A failure is kept in `health` and told to `log` by readAndApply; the path stays.
+                // A failure is kept in `health` and told to `log` and `logger` by readAndApply's
+                // record; the path stays.
                 do { try await self.readAndApply() } catch {}
             }
         }
         let polling = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: pollInterval)
-                guard !Task.isCancelled, self != nil else { return }
+                // Sleep ends early only when stop() cancels the task.
+                do { try await Task.sleep(for: pollInterval) } catch { return }
+                guard self != nil else { return }
                 readRequests.yield()
             }
         }
@@ -346,13 +362,13 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
             return (state.setting, found)
         }
         guard let change else { return }
-        log(.changed(from: change.from, to: change.to))
+        report(.changed(from: change.from, to: change.to))
         release(matching: found)
     }
 
     private func record(_ result: Result<Setting, any Error>, ticket: Int) {
-        let event = state.withLock { state -> Event? in
-            guard ticket > state.healthTicket else { return nil }
+        let (event, repeated) = state.withLock { state -> (Event?, failures: Int?) in
+            guard ticket > state.healthTicket else { return (nil, nil) }
             state.healthTicket = ticket
             switch result {
             case .success:
@@ -361,14 +377,26 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
                 state.health.lastRead = .now
                 state.health.consecutiveFailures = 0
                 state.health.lastError = nil
-                return failures > 0 ? .readRecovered(failures: failures) : nil
+                return (failures > 0 ? .readRecovered(failures: failures) : nil, nil)
             case .failure(let error):
                 state.health.consecutiveFailures += 1
                 state.health.lastError = error
-                return state.health.consecutiveFailures == 1 ? .readFailed(error) : nil
+                let failures = state.health.consecutiveFailures
+                return failures == 1 ? (.readFailed(error), nil) : (nil, failures)
             }
         }
-        if let event, !state.withLock({ $0.isStopped }) { log(event) }
+        guard !state.withLock({ $0.isStopped }) else { return }
+        if let event { report(event) }
+        if let repeated, case .failure(let error) = result {
+            // `log` heard of the first failure in a row; the logger hears of each one.
+            logger.log(.warning, "\(Event.readFailed(error))", metadata: ["plan": plan, "failures": "\(repeated)"])
+        }
+    }
+
+    /// Tells `log` and `logger` of `event`.
+    private func report(_ event: Event) {
+        log(event)
+        logger.log(event.level, event.description, metadata: ["plan": plan])
     }
 
     /// Lets every waiter go whose condition `setting` satisfies.

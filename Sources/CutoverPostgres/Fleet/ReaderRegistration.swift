@@ -15,12 +15,30 @@ import Synchronization
 /// follows, with each heartbeat and as soon as the path changes, so that `phase switch
 /// --wait-for-fleet` knows when no instance writes down the old path any more.
 ///
+/// A background heartbeat that fails is reported to `logger` as a warning, every time, and
+/// the next one tries again; ``health`` says when the last one succeeded. An instance whose
+/// heartbeats keep failing is `late` in `phase readers` after half the staleness limit and
+/// `stale` after it, when the switch's and contract's checks stop counting it.
+///
 /// ```swift
 /// let registration = try await ReaderRegistration(pool: pool, instanceID: hostName,
 ///                                                 applicationName: "billing-web", applicationVersion: "4.2.0",
-///                                                 formats: [.v1, .v2], following: fleet)
+///                                                 formats: [.v1, .v2], following: fleet, logger: logger)
 /// ```
 public final class ReaderRegistration: Sendable {
+    /// How the heartbeats go.
+    public struct Health: Sendable {
+        /// When a heartbeat last succeeded: the registration's `last_seen_at`.
+        public var lastSuccess: ContinuousClock.Instant
+        /// Heartbeats that failed in a row since the last one that succeeded.
+        public var consecutiveFailures: Int
+        /// The error of the last heartbeat when it failed; nil once one succeeds again.
+        public var lastError: (any Error)?
+
+        /// Whether the last heartbeat succeeded.
+        public var isHealthy: Bool { lastError == nil }
+    }
+
     /// The ID the instance is registered under: the one it asked for, or that one with a
     /// random suffix when another live process held it.
     public var instanceID: String { registeredID.withLock { $0 } }
@@ -29,6 +47,8 @@ public final class ReaderRegistration: Sendable {
     private let token = ReaderRegistry.makeToken()
     private let pool: PostgresPool
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private let heartbeats = Mutex(Health(lastSuccess: .now, consecutiveFailures: 0, lastError: nil))
+    private let logger: CutoverLogger
     /// Sends one heartbeat for an instance ID with the registration's secret.
     private let send: @Sendable (_ instanceID: String, _ token: String, PostgresConnection) throws -> Void
     /// The writer path whose epoch is reported, if any.
@@ -39,12 +59,14 @@ public final class ReaderRegistration: Sendable {
     /// - Parameters:
     ///   - following: the writer path the instance's router follows; its epoch is reported with
     ///     every heartbeat and after every change.
-    ///   - onFailure: receives each background heartbeat's error; the next heartbeat tries again.
+    ///   - logger: hears of each background heartbeat that fails (a warning) and of the first
+    ///     that succeeds again (a notice), with the instance ID and the failures in a row.
     public init(pool: PostgresPool, instanceID: String, applicationName: String, applicationVersion: String,
                 formats: [DraftFormat], interval: Duration = .seconds(30), following fleet: FleetWriterPath? = nil,
-                onFailure: @escaping @Sendable (any Error) -> Void = { _ in }) async throws {
+                logger: CutoverLogger = .disabled) async throws {
         self.pool = pool
         self.fleet = fleet
+        self.logger = logger
         requestedID = instanceID
         registeredID = Mutex(instanceID)
         let names = formats.map(\.rawValue)
@@ -53,6 +75,7 @@ public final class ReaderRegistration: Sendable {
                                          applicationVersion: applicationVersion, formats: names, token: token, on: connection)
         }
         let first = try await heartbeat()
+        heartbeats.withLock { $0.lastSuccess = .now }
         task.withLock {
             $0 = Task { [weak self] in
                 var reported = first
@@ -67,12 +90,41 @@ public final class ReaderRegistration: Sendable {
                     guard !Task.isCancelled, let self else { return }
                     do {
                         reported = try await self.heartbeat()
+                        self.recordSuccess()
                     } catch {
-                        onFailure(error)
+                        guard !Task.isCancelled else { return }
+                        self.recordFailure(error, interval: interval)
                     }
                 }
             }
         }
+    }
+
+    /// How the heartbeats go: when the last one succeeded, and the failures since.
+    public var health: Health { heartbeats.withLock { $0 } }
+
+    private func recordSuccess() {
+        let failures = heartbeats.withLock { health -> Int in
+            defer { health = Health(lastSuccess: .now, consecutiveFailures: 0, lastError: nil) }
+            return health.consecutiveFailures
+        }
+        if failures > 0 {
+            logger.log(.notice, "reader heartbeat works again after \(failures) failed in a row",
+                          metadata: ["instanceID": instanceID, "failures": "\(failures)"])
+        }
+    }
+
+    private func recordFailure(_ error: any Error, interval: Duration) {
+        let health = heartbeats.withLock { health -> Health in
+            health.consecutiveFailures += 1
+            health.lastError = error
+            return health
+        }
+        let silent = (ContinuousClock.now - health.lastSuccess).components.seconds
+        logger.log(.warning, "reader heartbeat failed, trying again in \(interval): \(error); a registration without a heartbeat "
+                       + "for \(ReaderRegistry.defaultStaleAfter) goes stale, and the switch and contract checks stop counting it",
+                       metadata: ["instanceID": instanceID, "failures": "\(health.consecutiveFailures)",
+                                  "secondsSinceLastHeartbeat": "\(silent)"])
     }
 
     /// One heartbeat under the registered ID, or under a new suffixed one when another live

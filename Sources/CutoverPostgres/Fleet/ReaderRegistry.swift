@@ -15,17 +15,38 @@ public struct ReaderInstance: Sendable, Equatable {
     public var formats: [String]
     /// When it first registered.
     public var registeredAt: Date
-    /// When it last heartbeat.
+    /// When its last heartbeat succeeded.
     public var lastSeenAt: Date
-    /// Whether it heartbeat within the staleness limit it was listed with.
-    public var isLive: Bool
+    /// How long before the listing that was, by the server's clock.
+    public var silentFor: Duration
+    /// Whether it heartbeats, is late, or went stale, judged against the staleness limit it was
+    /// listed with.
+    public var state: State
     /// Why the registration could not be read (formats that are not 1 to 16 format codes, text
     /// too long); nil when it could. An unreadable registration lists no format, so a live one
     /// counts as a reader that lacks v2 and still needs v1.
     public var problem: String? = nil
 
+    /// Whether it heartbeat within the staleness limit it was listed with: live and late
+    /// instances count for the switch's and contract's checks, stale ones do not.
+    public var isLive: Bool { state != .stale }
+
     /// Whether its readers understand the v2 format.
     public var readsV2: Bool { problem == nil && formats.contains(DraftFormat.v2.rawValue) }
+
+    /// How an instance's heartbeats stand.
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// It heartbeat within the first half of the staleness limit.
+        case live
+        /// Its last heartbeat is older than half the staleness limit: it missed heartbeats
+        /// (they fail, or it hangs), and it still counts as live until the limit passes.
+        case late
+        /// No heartbeat within the staleness limit: the checks no longer count it.
+        case stale
+
+        /// The state's code, identical to the raw value.
+        public var description: String { rawValue }
+    }
 }
 
 /// The registry of application instances and the formats their readers understand, in
@@ -124,7 +145,8 @@ public enum ReaderRegistry {
         }.joined()
     }
 
-    /// Every registered instance, live ones first, with liveness judged against `staleAfter`.
+    /// Every registered instance, live ones first, with liveness judged against `staleAfter`:
+    /// one silent for more than half of it is ``ReaderInstance/State/late``.
     ///
     /// Applications write the registry, so a registration is read as untrusted data: text is cut
     /// after ``maximumTextLength`` characters and a registration that does not read as one is
@@ -136,8 +158,10 @@ public enum ReaderRegistry {
             SELECT left(instance_id, \(cut)) AS instance_id, left(application_name, \(cut)) AS application_name,
                    left(application_version, \(cut)) AS application_version,
                    left(array_to_json(formats)::text, \(cut * Int32(maximumFormats))) AS formats,
-                   registered_at, last_seen_at, last_seen_at > now() - make_interval(secs => \(seconds)) AS live
-              FROM cutover.readers ORDER BY live DESC, application_name, instance_id
+                   registered_at, last_seen_at, last_seen_at > now() - make_interval(secs => \(seconds)) AS live,
+                   last_seen_at > now() - make_interval(secs => \(seconds / 2)) AS heartbeating,
+                   (extract(epoch FROM now() - last_seen_at) * 1000)::bigint AS silent_ms
+              FROM cutover.readers ORDER BY live DESC, heartbeating DESC, application_name, instance_id
             """).map(instance)
     }
 
@@ -161,7 +185,8 @@ public enum ReaderRegistry {
                                       applicationVersion: text("application_version"), formats: [],
                                       registeredAt: decode("registered_at", or: Date(timeIntervalSince1970: 0)),
                                       lastSeenAt: decode("last_seen_at", or: Date(timeIntervalSince1970: 0)),
-                                      isLive: decode("live", or: true))
+                                      silentFor: .milliseconds(decode("silent_ms", or: Int64(0))),
+                                      state: decode("heartbeating", or: true) ? .live : decode("live", or: true) ? .late : .stale)
         // Null elements decode, so that a list holding one is told apart from no list at all.
         let listed = (try? row.decodeJSON([String?].self, "formats")) ?? []
         let codes = listed.compactMap { $0 }
@@ -194,10 +219,10 @@ public enum ReaderRegistryError: Error, Sendable, Equatable, CustomStringConvert
 
     /// The registry's refusal `error` is, if it is one.
     init?(_ error: PostgresError) {
-        switch error.sqlState?.rawValue {
-        case "22023": self = .invalid(error.message)
-        case SQLState.uniqueViolation.rawValue: self = .heldByAnotherProcess
-        case "54000": self = .full
+        switch error.sqlState {
+        case .invalidParameterValue?: self = .invalid(error.message)
+        case .uniqueViolation?: self = .heldByAnotherProcess
+        case .programLimitExceeded?: self = .full
         default: return nil
         }
     }

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Counting costs the save nothing but a lock in memory; the counts go to the database in one
 /// statement per flush, in the background, so the save path keeps its single round trip. A
-/// flush that fails keeps its counts for the next one. Counts not yet flushed when the process
+/// flush that fails keeps its counts for the next one, and a background one tells the logger
+/// the store was given, each time it fails. Counts not yet flushed when the process
 /// dies are lost: the log is for observing rates, not for accounting. Nothing but the path,
 /// the outcome code and the minute is kept: no payloads, titles or operation IDs.
 public final class OutcomeRecorder: Sendable {
@@ -64,15 +65,28 @@ public final class OutcomeRecorder: Sendable {
     private let flusher = Mutex<Task<Void, Never>?>(nil)
     private let clock: @Sendable () -> Date
 
-    init(pool: PostgresPool, flushInterval: Duration?, clock: @escaping @Sendable () -> Date = Date.init) {
+    init(pool: PostgresPool, flushInterval: Duration?, logger: CutoverLogger = .disabled,
+         clock: @escaping @Sendable () -> Date = Date.init) {
         self.pool = pool
         self.clock = clock
         guard let flushInterval else { return }
         let task = Task { [weak self] in
+            var failures = 0
             while !Task.isCancelled {
-                try? await Task.sleep(for: flushInterval)
+                do { try await Task.sleep(for: flushInterval) } catch { return }
                 guard let self else { return }
-                try? await self.flush()
+                do {
+                    try await self.flush()
+                    if failures > 0 {
+                        logger.log(.notice, "outcome counts are written again after \(failures) failed flushes",
+                                      metadata: ["failures": "\(failures)"])
+                    }
+                    failures = 0
+                } catch {
+                    failures += 1
+                    logger.log(.warning, "writing outcome counts failed, keeping them for the next flush in \(flushInterval): \(error)",
+                                   metadata: ["failures": "\(failures)", "unflushed": "\(self.unflushedTotal)"])
+                }
             }
         }
         flusher.withLock { $0 = task }
@@ -110,6 +124,11 @@ public final class OutcomeRecorder: Sendable {
         pending.withLock { counts in
             counts.all.map { (Date(timeIntervalSince1970: TimeInterval($0.key.minute * 60)), $0.key.path, $0.key.outcome, $0.value) }
         }
+    }
+
+    /// How many outcomes are counted and not yet written.
+    var unflushedTotal: Int64 {
+        pending.withLock { $0.all.values.reduce(0, Self.saturatingSum) }
     }
 
     /// Writes the counts gathered so far in one statement; on failure they are kept for the

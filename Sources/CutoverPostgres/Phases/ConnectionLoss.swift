@@ -14,9 +14,6 @@ public struct ConnectionLoss: Sendable, Equatable, CustomStringConvertible {
     /// What was lost, in a few words.
     public let reason: String
 
-    /// A read-only transaction or server: what a demoted primary answers a write with.
-    public static let readOnlySQLTransaction = SQLState(rawValue: "25006")
-
     /// Classifies `error`; nil when it is not a lost connection.
     ///
     /// - Parameter ownSessions: server process IDs of sessions this command opened before; a
@@ -40,8 +37,8 @@ public struct ConnectionLoss: Sendable, Equatable, CustomStringConvertible {
             case .adminShutdown: return "the server shut down (SQLSTATE 57P01)"
             case .crashShutdown: return "the server crashed (SQLSTATE 57P02)"
             case .cannotConnectNow: return "the server is starting or stopping (SQLSTATE 57P03)"
-            case readOnlySQLTransaction: return "the server is read-only, a standby now (SQLSTATE 25006)"
-            case let state where state.rawValue.hasPrefix("08"): return "the connection failed (SQLSTATE \(state.rawValue))"
+            case .readOnlySQLTransaction: return "the server is read-only, a standby now (SQLSTATE 25006)"
+            case let state where state.errorClass == .connectionException: return "the connection failed (SQLSTATE \(state.rawValue))"
             default: break
             }
         }

@@ -1,3 +1,4 @@
+import Cutover
 import Foundation
 import PostgresClient
 
@@ -9,8 +10,8 @@ public struct PhaseHistoryEntry: Sendable, Equatable {
     public var plan: String
     /// The step's name ("expand", "switch modern", …).
     public var step: String
-    /// forward or rollback.
-    public var direction: String
+    /// Whether the step takes the migration further or undoes part of it.
+    public var direction: PhaseStep.Direction
     /// The database role that ran it.
     public var databaseRole: String
     /// The operating-system user that ran it.
@@ -19,9 +20,8 @@ public struct PhaseHistoryEntry: Sendable, Equatable {
     public var startedAt: Date
     /// How long it took, when it ended.
     public var durationMilliseconds: Int64?
-    /// running, done, skipped (asked for again after it had happened: nothing changed), failed,
-    /// refused or interrupted.
-    public var outcome: String
+    /// How the attempt went, or that it is still running.
+    public var outcome: Outcome
     /// Why it failed or was refused.
     public var error: String?
     /// The checksum of the SQL it applied.
@@ -36,21 +36,21 @@ public struct PhaseHistoryEntry: Sendable, Equatable {
 public enum PhaseHistory {
     /// Records the start of an attempt (committed at once, so that it survives a killed runner)
     /// and returns its id.
-    static func begin(plan: String, step: String, direction: String, details: String,
+    static func begin(plan: String, step: String, direction: PhaseStep.Direction, details: String,
                       on connection: PostgresConnection) throws -> Int64 {
         try connection.query("""
             INSERT INTO cutover.phase_history (plan, step, direction, database_role, os_user, outcome, details)
-            VALUES (\(plan), \(step), \(direction), current_user, \(osUser), 'running', \(details)::jsonb)
+            VALUES (\(plan), \(step), \(direction.rawValue), current_user, \(osUser), \(PhaseHistoryEntry.Outcome.running.rawValue), \(details)::jsonb)
             RETURNING id
             """)[0].decode(Int64.self, "id")
     }
 
     /// Ends an attempt with its outcome.
-    static func finish(_ id: Int64, outcome: String, error: String? = nil, checksum: String? = nil,
+    static func finish(_ id: Int64, outcome: PhaseHistoryEntry.Outcome, error: String? = nil, checksum: String? = nil,
                        epoch: Int64? = nil, on connection: PostgresConnection) throws {
         try connection.query("""
             UPDATE cutover.phase_history
-               SET outcome = \(outcome), error = \(error), checksum = coalesce(\(checksum), checksum),
+               SET outcome = \(outcome.rawValue), error = \(error), checksum = coalesce(\(checksum), checksum),
                    epoch = coalesce(\(epoch), epoch),
                    duration_ms = (extract(epoch FROM clock_timestamp() - started_at) * 1000)::bigint
              WHERE id = \(id)
@@ -58,33 +58,33 @@ public enum PhaseHistory {
     }
 
     /// Records an attempt that was refused before it began.
-    static func refused(plan: String, step: String, direction: String, reason: String, details: String,
+    static func refused(plan: String, step: String, direction: PhaseStep.Direction, reason: String, details: String,
                         on connection: PostgresConnection) throws {
         let id = try begin(plan: plan, step: step, direction: direction, details: details, on: connection)
-        try finish(id, outcome: "refused", error: reason, on: connection)
+        try finish(id, outcome: .refused, error: reason, on: connection)
     }
 
     /// Records a step asked for again after it had happened: it changed nothing.
-    static func skipped(plan: String, step: String, direction: String, details: String,
+    static func skipped(plan: String, step: String, direction: PhaseStep.Direction, details: String,
                         on connection: PostgresConnection) throws {
         let id = try begin(plan: plan, step: step, direction: direction, details: details, on: connection)
-        try finish(id, outcome: "skipped", on: connection)
+        try finish(id, outcome: .skipped, on: connection)
     }
 
     /// The latest attempt at `step` that did it, if any.
     public static func lastDone(plan: String, step: String, on connection: PostgresConnection) throws -> PhaseHistoryEntry? {
         try connection.query("""
             SELECT \(unsafeRaw: columns) FROM cutover.phase_history
-             WHERE plan = \(plan) AND step = \(step) AND outcome = 'done' ORDER BY id DESC LIMIT 1
+             WHERE plan = \(plan) AND step = \(step) AND outcome = \(PhaseHistoryEntry.Outcome.done.rawValue) ORDER BY id DESC LIMIT 1
             """).first.map(entry)
     }
 
     /// The latest attempt at `step` that began to change something (done, failed, interrupted
-    /// or still running), if any.
+    /// or still running: ``PhaseHistoryEntry/Outcome/beganChanges``), if any.
     static func lastAttempt(plan: String, step: String, on connection: PostgresConnection) throws -> PhaseHistoryEntry? {
         try connection.query("""
             SELECT \(unsafeRaw: columns) FROM cutover.phase_history
-             WHERE plan = \(plan) AND step = \(step) AND outcome NOT IN ('refused', 'skipped') ORDER BY id DESC LIMIT 1
+             WHERE plan = \(plan) AND step = \(step) AND outcome = ANY (\(Self.beganChanges)::text[]) ORDER BY id DESC LIMIT 1
             """).first.map(entry)
     }
 
@@ -92,9 +92,9 @@ public enum PhaseHistory {
     /// Call only while holding the runner lock: then no attempt can really be running.
     static func markInterrupted(plan: String, on connection: PostgresConnection) throws -> [PhaseHistoryEntry] {
         let rows = try connection.query("""
-            UPDATE cutover.phase_history SET outcome = 'interrupted',
+            UPDATE cutover.phase_history SET outcome = \(PhaseHistoryEntry.Outcome.interrupted.rawValue),
                    error = 'the runner stopped before the step finished'
-             WHERE plan = \(plan) AND outcome = 'running'
+             WHERE plan = \(plan) AND outcome = \(PhaseHistoryEntry.Outcome.running.rawValue)
             RETURNING \(unsafeRaw: columns)
             """)
         return try rows.map(entry)
@@ -103,7 +103,7 @@ public enum PhaseHistory {
     /// Attempts left running: by a runner at work now, or by one that died.
     public static func running(plan: String, on connection: PostgresConnection) throws -> [PhaseHistoryEntry] {
         try connection.query("""
-            SELECT \(unsafeRaw: columns) FROM cutover.phase_history WHERE plan = \(plan) AND outcome = 'running' ORDER BY id
+            SELECT \(unsafeRaw: columns) FROM cutover.phase_history WHERE plan = \(plan) AND outcome = \(PhaseHistoryEntry.Outcome.running.rawValue) ORDER BY id
             """).map(entry)
     }
 
@@ -115,17 +115,20 @@ public enum PhaseHistory {
             """).map(entry)
     }
 
+    /// The outcomes of attempts that began to change something, as a text[] literal.
+    private static let beganChanges = PhaseHistoryEntry.Outcome.allCases.filter(\.beganChanges).map(\.rawValue).joinedAsTextArray
+
     private static let columns = """
         id, plan, step, direction, database_role, os_user, started_at, duration_ms, outcome, error, checksum, epoch, details::text AS details
         """
 
     private static func entry(_ row: PostgresRow) throws -> PhaseHistoryEntry {
         PhaseHistoryEntry(id: try row.decode(Int64.self, "id"), plan: try row.decode(String.self, "plan"),
-                          step: try row.decode(String.self, "step"), direction: try row.decode(String.self, "direction"),
+                          step: try row.decode(String.self, "step"), direction: try row.decode(PhaseStep.Direction.self, "direction"),
                           databaseRole: try row.decode(String.self, "database_role"), osUser: try row.decode(String.self, "os_user"),
                           startedAt: try row.decode(Date.self, "started_at"),
                           durationMilliseconds: try row.decode(Int64?.self, "duration_ms"),
-                          outcome: try row.decode(String.self, "outcome"), error: try row.decode(String?.self, "error"),
+                          outcome: try row.decode(PhaseHistoryEntry.Outcome.self, "outcome"), error: try row.decode(String?.self, "error"),
                           checksum: try row.decode(String?.self, "checksum"), epoch: try row.decode(Int64?.self, "epoch"),
                           details: try row.decode(String.self, "details"))
     }

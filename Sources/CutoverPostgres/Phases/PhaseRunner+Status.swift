@@ -6,10 +6,31 @@ import PostgresClient
 public struct PhaseStatus: Sendable {
     /// One forward step and how far it got.
     public struct Step: Sendable, Equatable {
-        /// The step's name.
-        public var name: String
-        /// pending, done, half done, running or interrupted.
-        public var state: String
+        /// The forward step.
+        public var step: PhaseStep
+        /// How far it got.
+        public var state: State
+
+        /// The step's name as the plan and the `phase` command spell it: `expand`, `switch`,
+        /// `backfill`, `contract`.
+        public var name: String { PlanStep.Kind(step).rawValue }
+    }
+
+    /// How far a forward step got.
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Not begun.
+        case pending
+        /// Its phase has been reached.
+        case done
+        /// It stopped after applying some of its files; run it again, or its revert.
+        case halfDone = "half done"
+        /// A runner at work now has begun it.
+        case running
+        /// A runner began it and stopped before it ended; run it again to finish it.
+        case interrupted
+
+        /// The state as `phase status` prints it, identical to the raw value.
+        public var description: String { rawValue }
     }
 
     /// The plan's name.
@@ -50,13 +71,12 @@ extension PhaseRunner {
                     .remaining(on: session)
             }
         }
-        let steps = PhaseMachine.forwardSteps.map { step in
-            let name = step == .switchModern ? "switch" : step.name
+        let steps = PhaseMachine.forwardSteps.map { step -> PhaseStatus.Step in
             if unfinished.contains(where: { $0.step == step.name }) {
-                return PhaseStatus.Step(name: name, state: holder == nil ? "interrupted" : "running")
+                return PhaseStatus.Step(step: step, state: holder == nil ? .interrupted : .running)
             }
-            if halfDone?.stopped == step { return PhaseStatus.Step(name: name, state: "half done") }
-            return PhaseStatus.Step(name: name, state: PhaseMachine.hasHappened(step, by: state.phase) ? "done" : "pending")
+            if halfDone?.stopped == step { return PhaseStatus.Step(step: step, state: .halfDone) }
+            return PhaseStatus.Step(step: step, state: PhaseMachine.hasHappened(step, by: state.phase) ? .done : .pending)
         }
         return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
                            nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining),

@@ -155,12 +155,12 @@ public final class PhaseRunner {
         do {
             decision = try self.decision(for: step, state: state, expectedEpoch: expectedEpoch)
         } catch let refusal as StepRefusal {
-            try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction.rawValue,
+            try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction,
                                      reason: refusal.description, details: "{}", on: connection)
             throw refusal
         }
         guard case .run(let target) = decision else {
-            try PhaseHistory.skipped(plan: plan.name, step: step.name, direction: step.direction.rawValue,
+            try PhaseHistory.skipped(plan: plan.name, step: step.name, direction: step.direction,
                                      details: #"{"alreadyDone": true}"#, on: connection)
             return StepReport(step: step.name, from: state.phase, to: state.phase, epoch: state.epoch, checks: [],
                               resumedInterrupted: !interrupted.isEmpty, isAlreadyDone: true,
@@ -172,11 +172,11 @@ public final class PhaseRunner {
         let failed = checks.filter { !$0.isPassed }
         guard failed.isEmpty else {
             let refusal = StepRefusal(step: step.name, failedChecks: failed, reason: nil)
-            try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction.rawValue,
+            try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction,
                                      reason: refusal.description, details: details, on: connection)
             throw refusal
         }
-        let attempt = try PhaseHistory.begin(plan: plan.name, step: step.name, direction: step.direction.rawValue,
+        let attempt = try PhaseHistory.begin(plan: plan.name, step: step.name, direction: step.direction,
                                              details: details, on: connection)
         do {
             let epoch = try perform(step, from: state, to: target, attempt: attempt, progress: progress)
@@ -187,8 +187,12 @@ public final class PhaseRunner {
             if connection.isConnected && connection.transactionState == .idle {
                 // Best effort: when this fails too, the attempt stays 'running' and the next
                 // runner marks it interrupted.
-                try? PhaseHistory.finish(attempt, outcome: stopped ? "interrupted" : "failed",
-                                         error: stopped ? "stopped by the operator: \(error)" : "\(error)", on: connection)
+                do {
+                    try PhaseHistory.finish(attempt, outcome: stopped ? .interrupted : .failed,
+                                            error: stopped ? "stopped by the operator: \(error)" : "\(error)", on: connection)
+                } catch let recording {
+                    log("could not record the attempt as ended (\(recording)); the next runner marks it interrupted")
+                }
             }
             throw error
         }
@@ -257,7 +261,7 @@ public final class PhaseRunner {
     }
 
     private func stateMovedReason(since expected: Int64, state: MigrationState) throws -> String {
-        let last = try PhaseHistory.list(plan: plan.name, limit: 20, on: connection).last { $0.outcome == "done" }
+        let last = try PhaseHistory.list(plan: plan.name, limit: 20, on: connection).last { $0.outcome == .done }
         let change = last.map { ", last changed by \($0.step) (role \($0.databaseRole), OS user \($0.osUser))" } ?? ""
         return "the state moved since epoch \(expected): it is at phase \(state.phase), epoch \(state.epoch)\(change); "
             + "look again with 'phase status', and run the command with --epoch \(state.epoch) if it is still wanted"
@@ -268,10 +272,7 @@ public final class PhaseRunner {
     private func perform(_ step: PhaseStep, from state: MigrationState, to target: MigrationPhase, attempt: Int64,
                          progress: (BackfillEngine.Progress) -> Void) throws -> Int64 {
         let finish = { (connection: PostgresConnection) throws -> Int64 in
-            let epoch = try MigrationState.advance(plan: self.plan.name, from: state.phase, epoch: state.epoch, to: target,
-                                                   on: connection)
-            try PhaseHistory.finish(attempt, outcome: "done", epoch: epoch, on: connection)
-            return epoch
+            try self.advance(from: state, to: target, attempt: attempt, on: connection)
         }
         switch step {
         case .expand, .contract:
@@ -287,6 +288,18 @@ public final class PhaseRunner {
             }
             return try connection.withTransaction(finish)
         }
+    }
+
+    /// The end of every step that changes the phase, inside the transaction of its last piece of
+    /// work: the compare-and-set of the phase and epoch the step started from, and the attempt
+    /// recorded done with the epoch it left.
+    ///
+    /// - Returns: the new epoch.
+    private func advance(from state: MigrationState, to target: MigrationPhase, attempt: Int64, checksum: String? = nil,
+                         on connection: PostgresConnection) throws -> Int64 {
+        let epoch = try MigrationState.advance(plan: plan.name, from: state.phase, epoch: state.epoch, to: target, on: connection)
+        try PhaseHistory.finish(attempt, outcome: .done, checksum: checksum, epoch: epoch, on: connection)
+        return epoch
     }
 
     private func runBackfill(_ backfill: PlanBackfill, progress: (BackfillEngine.Progress) -> Void) throws {
@@ -313,10 +326,8 @@ public final class PhaseRunner {
             if let forgotten {
                 try connection.query("DELETE FROM cutover.applied_files WHERE plan = \(self.plan.name) AND step = \(forgotten.rawValue)")
             }
-            epoch = try MigrationState.advance(plan: self.plan.name, from: state.phase, epoch: state.epoch, to: target,
-                                               on: connection)
-            try PhaseHistory.finish(attempt, outcome: "done", checksum: combined.joined(separator: ","), epoch: epoch,
-                                    on: connection)
+            epoch = try self.advance(from: state, to: target, attempt: attempt, checksum: combined.joined(separator: ","),
+                                     on: connection)
         }
         for (index, file) in files.enumerated() {
             if options.isStopRequested() { throw PhaseRunnerError.stopped(step: step.name, before: file.path) }
@@ -385,7 +396,7 @@ public final class PhaseRunner {
         var isHalfDone = !files.isEmpty
         if !isHalfDone, stopped == .expand,
            let attempt = try PhaseHistory.lastAttempt(plan: plan.name, step: stopped.name, on: connection),
-           attempt.outcome == "failed" || attempt.outcome == "interrupted" {
+           attempt.outcome == .failed || attempt.outcome == .interrupted {
             // A file outside a transaction (CREATE INDEX CONCURRENTLY) may leave an invalid
             // index without a record; the revert removes it.
             let reverted = try PhaseHistory.lastDone(plan: plan.name, step: PhaseStep.revertExpand.name, on: connection)

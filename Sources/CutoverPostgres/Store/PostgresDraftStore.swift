@@ -40,15 +40,16 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
     ///   - lockTimeout: the longest a save waits for a lock held by another save.
     ///   - outcomeFlushInterval: how often outcome counts are written; nil writes them only
     ///     when ``OutcomeRecorder/flush()`` is called.
+    ///   - logger: hears of each background flush of the outcome counts that fails.
     /// - Throws: ``ControlSchemaError`` when the control schema is missing or of another
     ///   version; a connection error.
     public init(pool: PostgresPool, lockTimeout: Duration = .seconds(5),
-                outcomeFlushInterval: Duration? = .seconds(5)) async throws {
+                outcomeFlushInterval: Duration? = .seconds(5), logger: CutoverLogger = .disabled) async throws {
         self.pool = pool
         self.lockTimeout = lockTimeout
         self.lockTimeoutBind = Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up))).postgresBind
         try await pool.withConnection { try ControlSchema.verify(on: $0) }
-        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval)
+        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval, logger: logger)
     }
 
     /// Commits or replays one save; see ``DraftStorage``.
@@ -123,17 +124,17 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
 
     /// Maps the save function's raised outcomes and the connection's failures to the contract.
     static func failure(for error: PostgresError, request: SaveDraft) -> any Error {
-        switch error.sqlState?.rawValue {
-        case "CU001":
+        switch error.sqlState {
+        case .revisionConflict?:
             guard let current = error.detail.flatMap({ Int64($0) }) else { return error }
             return SaveFailure.conflict(expected: request.expectedRevision, current: current)
-        case "CU002": return SaveFailure.notFound
-        case "CU003": return SaveFailure.exhausted
-        case "CU004": return DraftStoreError.formatNotStored(error.message)
-        case "CU005":
+        case .draftNotFound?: return SaveFailure.notFound
+        case .revisionExhausted?: return SaveFailure.exhausted
+        case .formatNotStored?: return DraftStoreError.formatNotStored(error.message)
+        case .unsupportedStoredFormat?:
             return DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
                                                        draftID: request.draftID, supported: [.v1, .v2])
-        case SQLState.lockNotAvailable.rawValue: return DraftStoreError.lockTimeout
+        case .lockNotAvailable?: return DraftStoreError.lockTimeout
         default: break
         }
         if error.code == .outcomeUnknown { return SaveFailure.outcomeUnknown }

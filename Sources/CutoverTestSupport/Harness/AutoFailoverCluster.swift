@@ -185,7 +185,7 @@ public final class AutoFailoverCluster: Sendable {
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5)))
-        } catch let error as PostgresError where error.isConnectionBroken || error.sqlState?.rawValue.hasPrefix("57") == true {
+        } catch let error as PostgresError where error.isConnectionBroken || error.sqlState?.errorClass == .operatorIntervention {
             return nil
         }
         let rows: PostgresRows

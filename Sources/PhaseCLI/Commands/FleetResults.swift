@@ -16,15 +16,22 @@ struct ReadersResult: CommandResult {
     var text: String {
         let formatter = ISO8601DateFormatter()
         let registered = readers.isEmpty ? ["no reader registered"] : readers.map {
-            "\($0.isLive ? "live " : "stale") \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
+            "\($0.state.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
                 + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
-                + "  last seen \(formatter.string(from: $0.lastSeenAt))"
+                + "  last seen \(formatter.string(from: $0.lastSeenAt))" + silence($0)
         }
         // Without standbys the listing stays one line per reader, as scripts read it.
         let standbyLines = standbys.nodes.isEmpty && standbys.warnings.isEmpty ? [] : StandbyText.lines(standbys)
         return (registered + standbyLines).joined(separator: "\n")
     }
 
+
+    /// How long a late or stale reader's heartbeats have been missing; nothing for a live one.
+    private func silence(_ reader: ReaderInstance) -> String {
+        guard reader.state != .live else { return "" }
+        let seconds = max(0, reader.silentFor.components.seconds)
+        return ", no heartbeat for \(seconds)s" + (reader.state == .late ? ": heartbeats are missing" : "")
+    }
 
     var json: JSONResult {
         ["readers": readersJSON, "standbys": StandbyText.json(standbys)]
@@ -34,7 +41,7 @@ struct ReadersResult: CommandResult {
         .array(readers.map {
             ["instanceID": .string($0.instanceID), "applicationName": .string($0.applicationName),
              "applicationVersion": .string($0.applicationVersion), "formats": .array($0.formats.map(JSONResult.string)),
-             "live": .bool($0.isLive), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
+             "live": .bool($0.isLive), "state": .string($0.state.rawValue), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
              "problem": $0.problem.map(JSONResult.string) ?? .null]
         })
     }

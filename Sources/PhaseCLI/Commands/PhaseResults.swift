@@ -152,7 +152,7 @@ struct StatusResult: CommandResult {
         return [
             "plan": .string(status.plan), "phase": .string(state.phase.rawValue), "writerPath": .string(state.writerPath.rawValue),
             "epoch": .integer(state.epoch),
-            "steps": .array(status.steps.map { ["name": .string($0.name), "state": .string($0.state)] }),
+            "steps": .array(status.steps.map { ["name": .string($0.name), "state": .string($0.state.rawValue)] }),
             "nextStep": status.nextStep.map { .string($0.name) } ?? .null,
             "nextChecks": .array(status.nextChecks.map(checkJSON)),
             "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
@@ -283,8 +283,8 @@ struct HistoryResult: CommandResult {
 
     var json: JSONResult {
         .array(entries.map { entry in
-            ["id": .integer(entry.id), "step": .string(entry.step), "direction": .string(entry.direction),
-             "outcome": .string(entry.outcome), "startedAt": .string(ISO8601DateFormatter().string(from: entry.startedAt)),
+            ["id": .integer(entry.id), "step": .string(entry.step), "direction": .string(entry.direction.rawValue),
+             "outcome": .string(entry.outcome.rawValue), "startedAt": .string(ISO8601DateFormatter().string(from: entry.startedAt)),
              "durationMs": entry.durationMilliseconds.map(JSONResult.integer) ?? .null,
              "error": entry.error.map(JSONResult.string) ?? .null, "checksum": entry.checksum.map(JSONResult.string) ?? .null,
              "epoch": entry.epoch.map(JSONResult.integer) ?? .null, "databaseRole": .string(entry.databaseRole),

@@ -97,7 +97,7 @@ struct DemoCommand: PhaseCommand {
                                                                     fleetEvents: { [context] name, event in
                 if case .changed = event { return }
                 context.note("   \(name): \(event)")
-            }))
+            }, logger: context.console.logger(label: "app-\(index)")))
         }
         let fleet = modern
         modern.forEach { $0.startLoad(drafts: rows, ledger: ledger) }

@@ -46,7 +46,7 @@ struct LoadFailure: Hashable, Sendable, Comparable, CustomStringConvertible {
             let errorClass = error.sqlState?.errorClass
             let isLost = error.isConnectionBroken || error.code == .poolTimeout
                 || errorClass == .connectionException || errorClass == .operatorIntervention
-            return LoadFailure(kind: isLost ? .lost : .refused, code: error.sqlState.map { "SQLSTATE \($0)" } ?? error.code.rawValue)
+            return LoadFailure(kind: isLost ? .lost : .refused, code: error.sqlState.map { "SQLSTATE \($0)" } ?? error.code.name)
         default:
             return LoadFailure(kind: .refused, code: String(describing: type(of: error)))
         }

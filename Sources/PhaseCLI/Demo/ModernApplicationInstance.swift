@@ -32,14 +32,16 @@ final class ModernApplicationInstance: Sendable {
 
     /// Starts an instance; `fleetEvents` hears what its fleet writer path reports, with the
     /// instance's name. `listenTo`, when given, is a direct connection for LISTEN, for an
-    /// instance whose `configuration` goes through a transaction pooler.
+    /// instance whose `configuration` goes through a transaction pooler. `logger` hears of the
+    /// store's and the registration's background failures.
     static func start(name: String, configuration: PostgresConfiguration, listenTo: PostgresConfiguration? = nil,
-                      fleetEvents: @escaping @Sendable (String, FleetWriterPath.Event) -> Void = { _, _ in })
+                      fleetEvents: @escaping @Sendable (String, FleetWriterPath.Event) -> Void = { _, _ in },
+                      logger: CutoverLogger = .disabled)
         async throws -> ModernApplicationInstance {
         var configuration = configuration
         configuration.applicationName = name
         let pool = PostgresPool(configuration: configuration, maximumConnections: 3)
-        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: .seconds(1))
+        let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: .seconds(1), logger: logger)
         var listening = FleetWriterPath.Listening.onReadConnection
         if var direct = listenTo {
             direct.applicationName = name + "-listen"
@@ -51,7 +53,7 @@ final class ModernApplicationInstance: Sendable {
                                 following: fleet)
         let registration = try await ReaderRegistration(pool: pool, instanceID: name, applicationName: "drafts-app",
                                                         applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(1),
-                                                        following: fleet)
+                                                        following: fleet, logger: logger)
         return ModernApplicationInstance(name: name, router: router, fleet: fleet, pool: pool, store: store,
                                          registration: registration)
     }

@@ -1,3 +1,5 @@
+import Cutover
+
 extension JSONResult {
     /// How much white space the text gets.
     public enum Layout: Sendable {
@@ -9,9 +11,9 @@ extension JSONResult {
 
     /// The value as JSON text, without a final newline.
     ///
-    /// Keys are sorted by their UTF-8 bytes. Strings escape `"` and `\`, write U+0008, U+0009,
-    /// U+000A, U+000C and U+000D as `\b \t \n \f \r` and every other character below U+0020 as
-    /// `\u00xx`; everything else, non-ASCII included, is written as it is.
+    /// Keys are sorted by their UTF-8 bytes. Strings are escaped by `JSONStringEscaper`, DEL and
+    /// the C1 controls included, so that no control character reaches a terminal raw;
+    /// everything else, non-ASCII included, is written as it is.
     public func text(_ layout: Layout = .compact) -> String {
         var output = ""
         write(to: &output, layout: layout, depth: 0)
@@ -62,23 +64,6 @@ extension JSONResult {
     }
 
     private static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\u{08}": output += "\\b"
-            case "\t": output += "\\t"
-            case "\n": output += "\\n"
-            case "\u{0C}": output += "\\f"
-            case "\r": output += "\\r"
-            // DEL and C1 need no escape in JSON, but escaped they reach no terminal raw.
-            case "\u{00}"..."\u{1F}", "\u{7F}"..."\u{9F}":
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
+        output += JSONStringEscaper.quoted(text, escaping: .terminalControls)
     }
 }

@@ -295,7 +295,7 @@ public final class PostgresConnection {
     }
 
     func isStalePreparedStatement(_ error: PostgresError) -> Bool {
-        error.sqlState == SQLState(rawValue: "26000")
+        error.sqlState == .invalidSQLStatementName
             || (error.sqlState == .featureNotSupported && error.message.contains("cached plan"))
     }
 

@@ -5,70 +5,79 @@
 /// values or passwords; ``debugDescription`` adds the server's detail, hint and context, and the
 /// SQL text (never its parameters).
 public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// What kind of failure this is.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// A stable name, usable in logs.
-        public let rawValue: String
-        /// Wraps a code name.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+    /// What kind of failure this is. The set is closed, as postgres-nio closes `PSQLError`'s:
+    /// the named constants are every code there is, and no code can be made outside this package.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Base: String, Hashable, Sendable {
+            case server, connectionFailed, accessDenied, connectionLost, outcomeUnknown, commitRolledBack
+            case invalidArgument, invalidConfiguration, poolTimeout, poolClosed, unexpectedResponse
+        }
+
+        let base: Base
+
+        private init(_ base: Base) { self.base = base }
+
+        /// A stable name, usable in logs: the constant's name, such as `connectionLost`.
+        public var name: String { base.rawValue }
+        public var description: String { name }
 
         /// The server reported an error; ``PostgresError/sqlState`` says which.
-        public static let server = Code(rawValue: "server")
+        public static let server = Code(.server)
         /// No connection could be established.
-        public static let connectionFailed = Code(rawValue: "connectionFailed")
+        public static let connectionFailed = Code(.connectionFailed)
         /// The server answered but would not let the role in: authentication failed, no such
         /// role or database, no `pg_hba.conf` entry admits it, or the role may not log in.
         /// Trying again will not help until the credentials or the server's rules change.
-        public static let accessDenied = Code(rawValue: "accessDenied")
+        public static let accessDenied = Code(.accessDenied)
         /// The connection broke while a command that was not a COMMIT was in flight; that
         /// command and its transaction did not commit.
-        public static let connectionLost = Code(rawValue: "connectionLost")
+        public static let connectionLost = Code(.connectionLost)
         /// The connection broke while COMMIT was in flight: the transaction may or may not have
         /// committed. Never retried automatically.
-        public static let outcomeUnknown = Code(rawValue: "outcomeUnknown")
+        public static let outcomeUnknown = Code(.outcomeUnknown)
         /// COMMIT was answered with ROLLBACK, because an earlier error in the transaction was
         /// swallowed. Nothing was committed.
-        public static let commitRolledBack = Code(rawValue: "commitRolledBack")
+        public static let commitRolledBack = Code(.commitRolledBack)
         /// A parameter or the SQL text was refused before anything was sent.
-        public static let invalidArgument = Code(rawValue: "invalidArgument")
+        public static let invalidArgument = Code(.invalidArgument)
         /// The connection string could not be parsed.
-        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// No pooled connection became free within the acquire timeout.
-        public static let poolTimeout = Code(rawValue: "poolTimeout")
+        public static let poolTimeout = Code(.poolTimeout)
         /// The pool has been shut down.
-        public static let poolClosed = Code(rawValue: "poolClosed")
+        public static let poolClosed = Code(.poolClosed)
         /// The server answered in a way the client did not expect.
-        public static let unexpectedResponse = Code(rawValue: "unexpectedResponse")
+        public static let unexpectedResponse = Code(.unexpectedResponse)
     }
 
     /// What kind of failure this is.
-    public var code: Code
+    public internal(set) var code: Code
     /// The server's SQLSTATE, when the server reported the error.
-    public var sqlState: SQLState?
+    public internal(set) var sqlState: SQLState?
     /// The primary message, one line, passwords redacted.
-    public var message: String
+    public internal(set) var message: String
     /// The server's severity (`ERROR`, `FATAL`, `PANIC`), when it reported one.
-    public var severity: String?
+    public internal(set) var severity: String?
     /// The server's detail line. May contain row values; not part of ``description``.
-    public var detail: String?
+    public internal(set) var detail: String?
     /// The server's hint.
-    public var hint: String?
+    public internal(set) var hint: String?
     /// Where in the server the error arose (PL/pgSQL function, trigger, …).
-    public var context: String?
+    public internal(set) var context: String?
     /// The schema of the object involved.
-    public var schema: String?
+    public internal(set) var schema: String?
     /// The table involved.
-    public var table: String?
+    public internal(set) var table: String?
     /// The column involved.
-    public var column: String?
+    public internal(set) var column: String?
     /// The constraint involved.
-    public var constraint: String?
+    public internal(set) var constraint: String?
     /// The SQL text that failed, without its parameter values.
-    public var query: String?
+    public internal(set) var query: String?
 
     /// Makes an error; the message should be one line and must not contain parameter values.
-    public init(code: Code, message: String, sqlState: SQLState? = nil) {
+    /// Only this package makes errors: an application matches them, it does not forge them.
+    package init(code: Code, message: String, sqlState: SQLState? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState
@@ -86,7 +95,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     }
 
     public var debugDescription: String {
-        var lines = ["PostgresError.\(code.rawValue): \(description)"]
+        var lines = ["PostgresError.\(code.name): \(description)"]
         if let severity { lines.append("severity: \(severity)") }
         if let detail { lines.append("detail: \(detail)") }
         if let hint { lines.append("hint: \(hint)") }

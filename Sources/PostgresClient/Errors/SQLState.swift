@@ -53,12 +53,16 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let connectionException = SQLState(rawValue: "08000")
     /// 08006: the connection broke.
     public static let connectionFailure = SQLState(rawValue: "08006")
+    /// 08P01: the client or the server broke the wire protocol.
+    public static let protocolViolation = SQLState(rawValue: "08P01")
     /// 0A000: the feature is not supported (also "cached plan must not change result type").
     public static let featureNotSupported = SQLState(rawValue: "0A000")
     /// 22001: a string was too long for its column.
     public static let stringDataRightTruncation = SQLState(rawValue: "22001")
     /// 22003: a number was out of range.
     public static let numericValueOutOfRange = SQLState(rawValue: "22003")
+    /// 22023: a parameter's value is not one the function takes.
+    public static let invalidParameterValue = SQLState(rawValue: "22023")
     /// 22P02: a value's text did not parse as its type.
     public static let invalidTextRepresentation = SQLState(rawValue: "22P02")
     /// 23502: a NOT NULL constraint was violated.
@@ -69,8 +73,13 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let uniqueViolation = SQLState(rawValue: "23505")
     /// 23514: a CHECK constraint was violated.
     public static let checkViolation = SQLState(rawValue: "23514")
+    /// 25006: the transaction or the server is read-only (what a standby answers a write with).
+    public static let readOnlySQLTransaction = SQLState(rawValue: "25006")
     /// 25P02: the transaction is aborted; commands are ignored until its end.
     public static let inFailedSQLTransaction = SQLState(rawValue: "25P02")
+    /// 26000: no prepared statement of that name exists (the server lost it, or a pooler
+    /// moved the session).
+    public static let invalidSQLStatementName = SQLState(rawValue: "26000")
     /// 28P01: the password was wrong.
     public static let invalidPassword = SQLState(rawValue: "28P01")
     /// 3D000: the database does not exist.
@@ -95,6 +104,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let duplicateObject = SQLState(rawValue: "42710")
     /// 53300: the server has too many connections.
     public static let tooManyConnections = SQLState(rawValue: "53300")
+    /// 54000: a limit of the server or of the called function was exceeded.
+    public static let programLimitExceeded = SQLState(rawValue: "54000")
     /// 55P03: a lock could not be taken within lock_timeout (or NOWAIT).
     public static let lockNotAvailable = SQLState(rawValue: "55P03")
     /// 55006: the object is in use.

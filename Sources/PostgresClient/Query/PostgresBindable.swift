@@ -73,9 +73,22 @@ extension PostgresBind: PostgresBindable {
 }
 
 /// A Swift value that can be sent as a query parameter.
+///
+/// An optional of a bindable type binds too: `nil` is sent as NULL of ``nullType``, the type
+/// the type's values are sent as, so a query that takes a value takes its absence alike.
 public protocol PostgresBindable: Sendable {
     /// The value as a parameter.
     var postgresBind: PostgresBind { get }
+
+    /// The type an absent value (`nil` of an optional) is sent as: the type of
+    /// ``postgresBind``, or ``PostgresDataType/unspecified`` (the default) for a type whose
+    /// values let the server infer theirs.
+    static var nullType: PostgresDataType { get }
+}
+
+extension PostgresBindable {
+    /// Unspecified: the server infers the type from the query.
+    public static var nullType: PostgresDataType { .unspecified }
 }
 
 extension String: PostgresBindable {
@@ -89,26 +102,32 @@ extension Substring: PostgresBindable {
 }
 
 extension Int: PostgresBindable {
+    public static var nullType: PostgresDataType { .int8 }
     public var postgresBind: PostgresBind { PostgresBind(text: String(self), type: .int8) }
 }
 
 extension Int64: PostgresBindable {
+    public static var nullType: PostgresDataType { .int8 }
     public var postgresBind: PostgresBind { PostgresBind(text: String(self), type: .int8) }
 }
 
 extension Int32: PostgresBindable {
+    public static var nullType: PostgresDataType { .int4 }
     public var postgresBind: PostgresBind { PostgresBind(text: String(self), type: .int4) }
 }
 
 extension Int16: PostgresBindable {
+    public static var nullType: PostgresDataType { .int2 }
     public var postgresBind: PostgresBind { PostgresBind(text: String(self), type: .int2) }
 }
 
 extension Bool: PostgresBindable {
+    public static var nullType: PostgresDataType { .bool }
     public var postgresBind: PostgresBind { PostgresBind(text: self ? "t" : "f", type: .bool) }
 }
 
 extension Double: PostgresBindable {
+    public static var nullType: PostgresDataType { .float8 }
     public var postgresBind: PostgresBind {
         let text: String
         if isNaN { text = "NaN" } else if self == .infinity { text = "Infinity" } else if self == -.infinity {
@@ -119,6 +138,7 @@ extension Double: PostgresBindable {
 }
 
 extension Date: PostgresBindable {
+    public static var nullType: PostgresDataType { .timestamptz }
     /// A `timestamptz` in UTC with microseconds.
     public var postgresBind: PostgresBind {
         PostgresBind(text: PostgresTimestamp.format(self), type: .timestamptz)
@@ -126,11 +146,13 @@ extension Date: PostgresBindable {
 }
 
 extension Data: PostgresBindable {
+    public static var nullType: PostgresDataType { .bytea }
     /// `bytea`, sent in binary form.
     public var postgresBind: PostgresBind { PostgresBind(bytea: Array(self)) }
 }
 
 extension Array: PostgresBindable where Element == UInt8 {
+    public static var nullType: PostgresDataType { .bytea }
     /// `bytea`, sent in binary form.
     public var postgresBind: PostgresBind { PostgresBind(bytea: self) }
 }
@@ -143,11 +165,9 @@ extension Optional: PostgresBindable where Wrapped: PostgresBindable {
         case .none: PostgresBind(text: nil, type: Wrapped.nullType)
         }
     }
-}
 
-extension PostgresBindable {
-    /// The type NULL of this Swift type is sent as.
-    static var nullType: PostgresDataType { .unspecified }
+    /// The wrapped type's: `nil` of a nested optional is NULL of the same type.
+    public static var nullType: PostgresDataType { Wrapped.nullType }
 }
 
 /// A value sent as JSON text, for a `json` or `jsonb` parameter.
@@ -169,4 +189,5 @@ public struct PostgresJSON: PostgresBindable {
     }
 
     public var postgresBind: PostgresBind { PostgresBind(text: text, type: .jsonb) }
+    public static var nullType: PostgresDataType { .jsonb }
 }

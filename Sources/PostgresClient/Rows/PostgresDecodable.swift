@@ -79,3 +79,8 @@ public struct PostgresDecodingError: Error, Sendable, CustomStringConvertible {
         "cannot decode column \"\(column)\" of SQL type \(sqlType) as Swift \(swiftType): \(reason)"
     }
 }
+
+extension PostgresDecodable where Self: RawRepresentable, RawValue == String {
+    /// The case whose raw value is the text; nil (a decode error naming the column) for any other text.
+    public static func decode(postgresText text: String, type: PostgresDataType) -> Self? { Self(rawValue: text) }
+}

@@ -49,8 +49,14 @@ struct StepIdempotenceTests {
         #expect(first.diagnostics.contains("run the same command again"))
         // The switch back did commit; the same command again reports it and changes nothing.
         // (Run once the server has ended the first one's sessions; until then it holds the plan.)
-        while try await db.value(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cutover-phase' AND datname = current_database()") != 0 {
-            try await Task.sleep(for: .milliseconds(10))
+        let sessions = "FROM pg_stat_activity WHERE application_name = 'cutover-phase' AND datname = current_database()"
+        let ended = try await eventually(within: .seconds(60), pause: .milliseconds(10)) {
+            try await db.value(Int.self, "SELECT count(*) \(sessions)") == 0
+        }
+        if !ended {
+            let left = try await db.value(String.self, "SELECT string_agg(pid || ' ' || state || ' ' || coalesce(wait_event, '-') || ': ' || query, '; ') \(sessions)")
+            Issue.record("the first run's sessions did not end: \(left ?? "")")
+            return
         }
         let retry = try await onThread { try PhaseBinary.run(["rollback", "switch"], databaseURL: proxied) }
         #expect(retry.status == 0, "\(retry.diagnostics)")

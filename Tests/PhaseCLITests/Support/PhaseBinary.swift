@@ -57,13 +57,15 @@ struct PhaseBinary {
     }
 
     /// Waits for the child, killing it after `limit` so that a hung child fails the test
-    /// instead of hanging the run.
-    static func finish(_ started: Started, limit: Duration = .seconds(180)) throws -> Run {
+    /// instead of hanging the run. The default is below the tests' 3-minute limit, so that a
+    /// hung child is reported with what it printed.
+    static func finish(_ started: Started, limit: Duration = .seconds(150)) throws -> Run {
         var status = try ChildProcess.wait(for: started.pid, within: limit)
         if status == nil {
             kill(started.pid, SIGKILL)
             _ = try ChildProcess.wait(for: started.pid)
-            Issue.record("phase \(started.pid) did not finish within \(limit); killed")
+            let printed = (try? String(contentsOf: started.diagnostics, encoding: .utf8)) ?? ""
+            Issue.record("phase \(started.pid) did not finish within \(limit); killed. It printed:\n\(printed)")
             status = 128 + SIGKILL
         }
         let run = Run(status: status ?? -1,

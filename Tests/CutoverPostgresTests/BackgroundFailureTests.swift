@@ -83,7 +83,10 @@ struct BackgroundFailureTests {
         #expect(failed.allSatisfy { $0.message.contains("migration_state") })
         try await db.sql { try $0.execute(unsafeSQL: "ALTER TABLE cutover.migration_state_away RENAME TO migration_state") }
         try #require(try await eventually { fleet.health.isHealthy })
-        #expect(capture.records(at: .info).contains { $0.message.hasPrefix("fleet writer path: reading the state works again after ") })
+        // Told once the read that works again has returned, a moment after the health says so.
+        #expect(try await eventually {
+            capture.records(at: .info).contains { $0.message.hasPrefix("fleet writer path: reading the state works again after ") }
+        })
         await fleet.stop()
         await db.close()
     }

@@ -8,11 +8,7 @@ enum RunbookPsql {
     /// psql on PATH, else in the newest `/usr/lib/postgresql/*/bin`.
     static var path: String {
         get throws {
-            var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-            let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
-                .compactMap(Int.init).sorted(by: >)
-            folders += versions.map { "/usr/lib/postgresql/\($0)/bin" }
-            let found = folders.map { $0 + "/psql" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+            let found = PostgresTools.searchFolders().map { $0 + "/psql" }.first { FileManager.default.isExecutableFile(atPath: $0) }
             return try #require(found, "the runbooks' SQL runs through psql, which is not installed (apt-get install postgresql-client)")
         }
     }

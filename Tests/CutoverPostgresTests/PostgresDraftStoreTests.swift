@@ -60,7 +60,7 @@ struct PostgresDraftStoreTests {
     func aLostReplyToCommitIsOutcomeUnknownAndTheRetryReplays() async throws {
         let direct = try await StoreDatabase.make("store_lost_reply")
         let (proxy, proxied) = try direct.database.throughLossyProxy()
-        let viaProxy = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)),
+        let viaProxy = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: TestPostgres.connectTimeout),
                                     maximumConnections: 1)
         let store = try await PostgresDraftStore(pool: viaProxy, outcomeFlushInterval: nil)
         let create = request("create", expected: 0, title: "Plan")

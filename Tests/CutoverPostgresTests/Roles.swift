@@ -44,7 +44,7 @@ struct Roles: Sendable {
 
     func configuration(_ role: String, applicationName: String? = nil) -> PostgresConfiguration {
         PostgresConfiguration(connectionString: database.connectionString, applicationName: applicationName,
-                              connectTimeout: .seconds(10), parameters: ["user": role, "password": password])
+                              connectTimeout: TestPostgres.connectTimeout, parameters: ["user": role, "password": password])
     }
 
     /// Runs `body` on a connection as the server's administrator (the tests' own role).

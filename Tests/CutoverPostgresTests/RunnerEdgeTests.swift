@@ -53,7 +53,7 @@ struct RunnerEdgeTests {
             for earlier in PhaseMachine.forwardSteps.prefix(while: { $0 != step }) { try prior.run(earlier) }
             let before = try prior.state()
             // The reply to the step's last transaction, the one that changes the phase, is lost.
-            let connection = try PostgresConnection(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)))
+            let connection = try PostgresConnection(configuration: .init(connectionString: proxied, connectTimeout: TestPostgres.connectTimeout))
             let lossyPID = connection.backendPID  // libpq forgets it once the connection breaks
             let lossy = try self.runner(connection) { if $0 == line { proxy.loseNextReplyToCommit() } }
             #expect(throws: PostgresError.self) { try lossy.run(step) }

@@ -52,7 +52,7 @@ struct StoreDatabase: Sendable {
         }
         let configuration = PostgresConfiguration(connectionString: try pooler?.connectionString(for: database.connectionString)
                                                       ?? database.connectionString,
-                                                  applicationName: "cutover-store-test", connectTimeout: .seconds(10))
+                                                  applicationName: "cutover-store-test", connectTimeout: TestPostgres.connectTimeout)
         // The contract suite sends 100 saves at once over the pool's few connections: the last
         // waits for a connection, then for the row, behind all the others, and on a loaded
         // machine that takes longer than the pool's and the store's default 10 s and 5 s. The

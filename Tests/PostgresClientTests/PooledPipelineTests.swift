@@ -209,7 +209,7 @@ struct PooledPipelineTests {
 
     private static func poolThroughProxy(to database: TestDatabase) throws -> (PostgresPool, LossyProxy) {
         let (proxy, proxied) = try database.throughLossyProxy()
-        let pool = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: .seconds(10)),
+        let pool = PostgresPool(configuration: .init(connectionString: proxied, connectTimeout: TestPostgres.connectTimeout),
                                 maximumConnections: 1)
         return (pool, proxy)
     }

@@ -26,7 +26,7 @@ struct ChildProcessTests {
         #expect(try String(contentsOfFile: errors, encoding: .utf8) == "err hello\n")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aBoundedWaitLeavesARunningChildRunningUntilItIsKilled() throws {
         let pid = try ChildProcess.spawn(["/bin/sleep", "60"], output: nil)
         #expect(try ChildProcess.wait(for: pid, within: .milliseconds(100)) == nil)

@@ -7,7 +7,7 @@ import Testing
 /// The fault tool that ends sessions as an administrator would.
 @Suite("Backend terminator")
 struct BackendTerminatorTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func itEndsOnlyTheSessionsItsPatternNames() async throws {
         let database = try await TestPostgres.database("backend_terminator")
         let (ended, victimError, bystanderAnswer) = try await onThread { () -> (Int, PostgresError?, Int) in

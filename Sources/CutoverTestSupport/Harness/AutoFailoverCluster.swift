@@ -244,7 +244,22 @@ public final class AutoFailoverCluster: Sendable {
             found = primary
             return true
         }
-        return found!
+        // Synchronous from now on is not enough: commits the primary acknowledged alone while
+        // the standby was away (wait_primary, which a loaded machine's missed health checks
+        // bring about) are on the standby only once it has flushed the WAL written so far.
+        let current = found!
+        var target: String?
+        try waitFor("the standby to hold every commit the primary acknowledged", deadline: deadline) {
+            guard let connection = try? PostgresConnection(configuration: .init(connectionString: url(node: current),
+                                                                                  connectTimeout: .seconds(5))) else { return false }
+            if target == nil { target = try connection.query("SELECT pg_current_wal_lsn()::text AS lsn")[0].decode(String.self, "lsn") }
+            return try connection.query("""
+                SELECT EXISTS (SELECT 1 FROM pg_stat_replication
+                                WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') AND flush_lsn >= \(target!)::pg_lsn)
+                       AS caught_up
+                """)[0].decode(Bool.self, "caught_up")
+        }
+        return current
     }
 
     /// Whether `node` is a primary whose commits wait for a streaming quorum standby.

@@ -59,6 +59,7 @@ struct PhaseFleetWorkflowTests {
         try await advance(db, [["expand"], ["switch", "modern", "--force-readers"]])
         let database = db.database
         let stop = StopSignal()
+        let written = WriteCounts()
         // The old application inserts and updates with plain SQL all the while.
         let oldApp = Task {
             try await onThread { () -> Int in
@@ -69,6 +70,7 @@ struct PhaseFleetWorkflowTests {
                     try connection.query("UPDATE drafts SET title = title || '+', revision = revision + 1 WHERE id = \(id)")
                     try connection.query("INSERT INTO drafts (id, title, revision) VALUES (\("old-\(writes)"), \("inserted"), \(Int64(1)))")
                     writes += 2
+                    written.counts.withLock { $0.old = writes }
                 }
                 return writes
             }
@@ -82,10 +84,13 @@ struct PhaseFleetWorkflowTests {
                 _ = try await writer.save(SaveDraft(operationScope: "t", operationID: "new-\(saves)", draftID: "new-\(saves)",
                                                     expectedRevision: 0, content: DraftContent(title: "new", body: "b")))
                 saves += 1
+                written.counts.withLock { $0.new = saves }
             }
             await pool.shutdown()
             return saves
         }
+        // Both have written before the backfill starts, however slowly a loaded machine starts them.
+        #expect(try await eventually(within: .seconds(120)) { written.counts.withLock { $0.old > 0 && $0.new > 0 } }, "the writers never began")
         let backfill = try await db.phase("backfill", "--batch-size", "200")
         stop.raise()
         let oldWrites = try await oldApp.value
@@ -230,4 +235,9 @@ final class StopSignal: Sendable {
     private let flag = Mutex(false)
     func raise() { flag.withLock { $0 = true } }
     var isRaised: Bool { flag.withLock { $0 } }
+}
+
+/// What two writers have written so far, read by the test that waits for both to begin.
+private final class WriteCounts: Sendable {
+    let counts = Mutex((old: 0, new: 0))
 }

@@ -250,8 +250,7 @@ public final class AutoFailoverCluster: Sendable {
         let current = found!
         var target: String?
         try waitFor("the standby to hold every commit the primary acknowledged", deadline: deadline) {
-            guard let connection = try? PostgresConnection(configuration: .init(connectionString: url(node: current),
-                                                                                  connectTimeout: .seconds(5))) else { return false }
+            guard let connection = try connectIfUp(current) else { return false }
             if target == nil { target = try connection.query("SELECT pg_current_wal_lsn()::text AS lsn")[0].decode(String.self, "lsn") }
             return try connection.query("""
                 SELECT EXISTS (SELECT 1 FROM pg_stat_replication
@@ -264,12 +263,7 @@ public final class AutoFailoverCluster: Sendable {
 
     /// Whether `node` is a primary whose commits wait for a streaming quorum standby.
     private func isSynchronous(_ node: Node) throws -> Bool {
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(configuration: .init(connectionString: url(node: node), connectTimeout: .seconds(5)))
-        } catch let error as PostgresError where error.isConnectionBroken {
-            return false
-        }
+        guard let connection = try connectIfUp(node) else { return false }
         let row = try connection.query("""
             SELECT NOT pg_is_in_recovery() AND current_setting('synchronous_standby_names') <> ''
                    AND current_setting('synchronous_commit') IN ('on', 'remote_apply', 'remote_write')
@@ -277,6 +271,16 @@ public final class AutoFailoverCluster: Sendable {
                    AS synchronous
             """)[0]
         return try row.decode(Bool.self, "synchronous")
+    }
+
+    /// A connection to `node`, or nil while it does not answer (it is restarting or being
+    /// promoted); any other failure is thrown.
+    private func connectIfUp(_ node: Node) throws -> PostgresConnection? {
+        do {
+            return try PostgresConnection(configuration: .init(connectionString: url(node: node), connectTimeout: .seconds(5)))
+        } catch let error as PostgresError where error.isConnectionBroken {
+            return nil
+        }
     }
 
     /// Polls `condition` every 100 ms until it holds, or throws naming `what` and the

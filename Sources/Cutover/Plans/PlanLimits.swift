@@ -4,8 +4,26 @@
 /// name, which counts UTF-8 bytes because PostgreSQL truncates identifiers past
 /// 63 bytes instead of refusing them.
 public enum PlanLimits {
-    /// The manifest format this version reads.
+    /// The manifest format of a plan of SQL files (``MigrationPlan``).
     public static let format = 1
+
+    /// The manifest format of a declarative plan (``DeclarativePlan``).
+    public static let declarativeFormat = 2
+
+    /// Every manifest format this version reads.
+    public static let formats = [format, declarativeFormat]
+
+    /// UTF-8 bytes allowed in a column, index, constraint or schema name: PostgreSQL's identifier limit.
+    public static let identifierByteCount: ClosedRange<Int> = 1...63
+
+    /// Columns allowed in a declarative plan's key.
+    public static let keyColumnCount: ClosedRange<Int> = 1...32
+
+    /// Characters allowed in a declarative plan's expression or column type.
+    public static let expressionLength: ClosedRange<Int> = 1...8_192
+
+    /// The modern writer window of a declarative plan that names none: 10 minutes.
+    public static let defaultModernWriterWindow: Duration = .seconds(600)
 
     /// The largest manifest accepted, in bytes: 1 MiB.
     public static let maximumManifestByteCount = 1 << 20

@@ -11,6 +11,13 @@ enum PlanManifestDecoder {
     private static let listCount = 1...PlanLimits.maximumListCount
 
     static func plan(from bytes: [UInt8]) throws(ManifestFault) -> MigrationPlan {
+        let object = try root(from: bytes)
+        try requireFormat(PlanLimits.format, of: object)
+        return try plan(from: object)
+    }
+
+    /// The manifest's root object: refused when too large, not JSON, or not an object without repeated keys.
+    static func root(from bytes: [UInt8]) throws(ManifestFault) -> ManifestObject {
         let root = ManifestPath()
         guard bytes.count <= PlanLimits.maximumManifestByteCount else {
             throw ManifestFault(field: root, problem: .tooLarge(byteCount: bytes.count))
@@ -22,11 +29,29 @@ enum PlanManifestDecoder {
         } catch {
             throw ManifestFault(field: root, problem: syntaxProblem(error, in: bytes))
         }
-        let object = try ManifestValue(path: root, value: document).object()
-        // The format decides which keys exist, so a newer manifest is refused for its format, not its keys.
+        return try ManifestValue(path: root, value: document).object()
+    }
+
+    /// The root's `format`, refused unless it is one this version reads.
+    ///
+    /// The format decides which keys exist, so a newer manifest is refused for its format, not its keys.
+    static func format(of object: ManifestObject) throws(ManifestFault) -> Int {
         let format = object["format"]
         let literal = try format.numberLiteral()
-        guard literal == String(PlanLimits.format) else { throw format.fault(.unsupportedFormat(found: literal)) }
+        guard let number = PlanLimits.formats.first(where: { String($0) == literal }) else {
+            throw format.fault(.unsupportedFormat(found: literal))
+        }
+        return number
+    }
+
+    /// Refuses the root unless its `format` is `expected`.
+    static func requireFormat(_ expected: Int, of object: ManifestObject) throws(ManifestFault) {
+        let found = try format(of: object)
+        guard found == expected else { throw object["format"].fault(.wrongFormat(found: found, expected: expected)) }
+    }
+
+    /// The format-1 plan in a root object whose format is read already.
+    static func plan(from object: ManifestObject) throws(ManifestFault) -> MigrationPlan {
         try object.refuseUnknownKeys(allowed: rootKeys)
 
         let tableValue = object["table"]
@@ -103,7 +128,7 @@ enum PlanManifestDecoder {
         }
     }
 
-    private static func sqlFiles(_ value: ManifestValue) throws(ManifestFault) -> [PlanSQLFile] {
+    static func sqlFiles(_ value: ManifestValue) throws(ManifestFault) -> [PlanSQLFile] {
         var files: [PlanSQLFile] = []
         for entry in try value.array(count: listCount) {
             let file = try sqlFile(entry, allowsObject: true)
@@ -138,7 +163,7 @@ enum PlanManifestDecoder {
         return range
     }
 
-    private static func path(_ value: ManifestValue) throws(ManifestFault) -> String {
+    static func path(_ value: ManifestValue) throws(ManifestFault) -> String {
         let path = try value.string()
         if let problem = PlanSQLFile.problem(with: path) { throw value.fault(problem) }
         return path
@@ -183,7 +208,7 @@ enum PlanManifestDecoder {
     }
 
     /// A duration in ``DurationText``'s grammar (`500ms`, `30s`, `1h30m`), `0s` to `366d`.
-    private static func duration(_ value: ManifestValue) throws(ManifestFault) -> Duration {
+    static func duration(_ value: ManifestValue) throws(ManifestFault) -> Duration {
         let text = try value.string()
         guard let duration = try? DurationText.parse(text), duration <= PlanLimits.maximumModernWriterWindow else {
             throw value.fault(.invalidDuration(text))

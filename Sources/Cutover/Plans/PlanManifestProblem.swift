@@ -66,6 +66,30 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     /// The table is named with its schema (`public.drafts`), which would be quoted as one
     /// identifier naming a table that does not exist.
     case qualifiedTableName(String)
+    /// `format` is one this version reads, but not the one this reader takes: a declarative
+    /// plan given where a plan of SQL files is read, or the other way round.
+    case wrongFormat(found: Int, expected: Int)
+    /// An operation of a declarative plan is not one of ``DeclarativeOperation/names``.
+    case unknownOperation(String)
+    /// An entry of `operations` does not have exactly one key; the number it has.
+    case operationKeyCount(found: Int)
+    /// Exactly one of these keys is required; the number present.
+    case exactlyOne([String], found: Int)
+    /// A value that must be one of a few spellings.
+    case notOneOf(String, allowed: [String])
+    /// An expression or type that is not one SQL expression over the row.
+    case invalidExpression(SQLExpressionProblem)
+    /// An expression reads a column the plan does not know there; `known` lists what it may read.
+    case unknownColumn(String, known: [String])
+    /// A column has two parts in the plan (the key and a dropped column, two operations).
+    case repeatedColumn(String)
+    /// A NOT NULL column without `up` or `default`: its existing rows could never be filled,
+    /// so contract could never complete.
+    case contractNeedsBackfill(column: String)
+    /// `alter_column`'s `up` or `down` names other columns than its `to` or `from`.
+    case expressionColumns(expected: [String], found: [String])
+    /// A hand-written file under `compiled/`, where the compiler puts its own.
+    case reservedPath(String)
 
     /// `expected …; found …`, the found part escaped and cut short.
     public var description: String {
@@ -96,7 +120,7 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
         case .wrongType(let expected, let found):
             (Self.kindsText(expected), found.withArticle)
         case .unsupportedFormat(let found):
-            ("format \(PlanLimits.format), the only one this version reads", Self.formatText(found))
+            ("format \(PlanLimits.format) or \(PlanLimits.declarativeFormat), the ones this version reads", Self.formatText(found))
         case .unknownStepKind(let kind):
             ("one of \(PlanStep.Kind.allCases.map(\.rawValue).joined(separator: ", "))", DisplayText.quoted(kind))
         case .stepOutOfOrder(let kind, let previous):
@@ -131,7 +155,35 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
         case .qualifiedTableName(let name):
             ("the table's name without its schema (the runner finds it on the connection's search_path)",
              DisplayText.quoted(name))
+        case .wrongFormat(let found, let expected):
+            ("format \(expected) (\(Self.formatName(expected))) here", "format \(found) (\(Self.formatName(found)))")
+        case .unknownOperation(let name):
+            ("one of \(DeclarativeOperation.names.joined(separator: ", "))", DisplayText.quoted(name))
+        case .operationKeyCount(let count):
+            ("an object with one key, the operation's name", "\(count) keys")
+        case .exactlyOne(let keys, let count):
+            ("exactly one of \(keys.joined(separator: ", "))", count == 0 ? "none" : "\(count)")
+        case .notOneOf(let text, let allowed):
+            ("one of \(allowed.joined(separator: ", "))", DisplayText.quoted(text))
+        case .invalidExpression(let problem):
+            ("one SQL expression over the row", problem.description)
+        case .unknownColumn(let name, let known):
+            ("a column the plan knows here (\(known.joined(separator: ", "))); list other existing columns in \"columns\"",
+             DisplayText.quoted(name))
+        case .repeatedColumn(let name):
+            ("each column in one part of the plan", "\(DisplayText.quoted(name)) again")
+        case .contractNeedsBackfill(let column):
+            ("up or default for NOT NULL column \(DisplayText.quoted(column)), so that backfill can fill its old rows",
+             "neither (contract could never complete)")
+        case .expressionColumns(let expected, let found):
+            ("one expression for each of \(expected.joined(separator: ", "))", found.isEmpty ? "none" : found.joined(separator: ", "))
+        case .reservedPath(let path):
+            ("a hand-written file outside compiled/, which holds the compiled files", DisplayText.quoted(path))
         }
+    }
+
+    private static func formatName(_ format: Int) -> String {
+        format == PlanLimits.declarativeFormat ? "a declarative plan" : "a plan of SQL files"
     }
 
     private static func pathParts(_ path: String, _ problem: PlanPathProblem) -> (expected: String, found: String) {
@@ -177,7 +229,7 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func formatText(_ literal: String) -> String {
-        guard let format = Int(literal), format > PlanLimits.format else { return DisplayText.unquoted(literal) }
+        guard let format = Int(literal), format > PlanLimits.formats.max() ?? PlanLimits.format else { return DisplayText.unquoted(literal) }
         return "format \(format), written for a newer version of Cutover"
     }
 

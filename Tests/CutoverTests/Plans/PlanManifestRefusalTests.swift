@@ -28,17 +28,16 @@ struct PlanManifestRefusalTests {
     private static let order = "(the order is expand, switch, backfill, contract, each at most once)"
 
     static let format: [Refusal] = [
-        Refusal("a newer format", replacing: #""format": 1"#, with: #""format": 2"#,
-                "format: expected format 1, the only one this version reads; "
-                    + "found format 2, written for a newer version of Cutover"),
+        Refusal("a declarative plan where a plan of SQL files is read", replacing: #""format": 1"#, with: #""format": 2"#,
+                "format: expected format 1 (a plan of SQL files) here; found format 2 (a declarative plan)"),
         Refusal("a newer format is refused for its format before its keys", replacing: #""format": 1,"#,
                 with: #""format": 3, "colour": "blue","#,
-                "format: expected format 1, the only one this version reads; "
+                "format: expected format 1 or 2, the ones this version reads; "
                     + "found format 3, written for a newer version of Cutover"),
         Refusal("format 0", replacing: #""format": 1"#, with: #""format": 0"#,
-                "format: expected format 1, the only one this version reads; found 0"),
+                "format: expected format 1 or 2, the ones this version reads; found 0"),
         Refusal("format 1.0", replacing: #""format": 1"#, with: #""format": 1.0"#,
-                "format: expected format 1, the only one this version reads; found 1.0"),
+                "format: expected format 1 or 2, the ones this version reads; found 1.0"),
         Refusal("format as text", replacing: #""format": 1"#, with: #""format": "1""#,
                 "format: expected a number; found a string"),
         Refusal("format missing", replacing: #""format": 1,"#, with: "",
@@ -231,7 +230,7 @@ struct PlanManifestRefusalTests {
         Refusal("a nice ratio as text", replacing: #""batchSize": 1000"#, with: #""batchSize": 1000, "niceRatio": "0.25""#,
                 "steps[2].niceRatio: expected a number; found a string"),
         Refusal("a format past Int", replacing: #""format": 1"#, with: #""format": 99999999999999999999"#,
-                "format: expected format 1, the only one this version reads; found 99999999999999999999"),
+                "format: expected format 1 or 2, the ones this version reads; found 99999999999999999999"),
     ]
 
     static let durations: [Refusal] = ["", "10", "m", "10 minutes", "10min", "-1m", "+1m", "1.5h", "10M", "1w",

@@ -1,0 +1,103 @@
+/// A declarative migration plan, `plan.json` format 2: a table, its key and a list of
+/// operations, from which ``compile()`` generates every statement of every step.
+///
+/// ```json
+/// {
+///   "format": 2,
+///   "name": "orders-status-code",
+///   "table": "public.orders",
+///   "key": "id",
+///   "operations": [
+///     {"alter_column": {"from": "status",
+///                       "to": {"name": "status_code", "type": "smallint", "notNull": true},
+///                       "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END",
+///                       "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END"}}
+///   ]
+/// }
+/// ```
+///
+/// Keys (required unless marked optional; no other key is accepted, anywhere):
+/// - `format`: 2. `name`, `legacyApplicationPattern` (optional) and `modernWriterWindow`
+///   (optional, default `10m`) as in format 1 (``MigrationPlan``).
+/// - `table`: `name` or `schema.name`, each part 1 to 63 bytes.
+/// - `key`: the column, or the list of 1 to 32 columns, of a unique key the backfill walks in
+///   order (the primary key, usually), of any orderable type.
+/// - `columns` (optional): other existing columns the expressions read, such as `name` in
+///   `'description for ' || name`; expand's checks make sure they exist.
+/// - `backfill` (optional): `batchSize`, `niceRatio`, `maxReplicaLag` as in format 1.
+/// - `operations`: 1 to 64 objects, each with one key naming the operation:
+///   - `add_column`: `name`, `type`, `up`, `default`, `notNull`, `unique`, `check`,
+///     `references` (`{"table", "columns", "onDelete"}`); a NOT NULL column needs `up` or
+///     `default`, or contract could never complete.
+///   - `alter_column`: `from` (a column or a list), `to` (a column definition as above
+///     without `up`, or a list), `up` and `down` (an expression, or an object giving one per
+///     column when there are several; both may be left out for a rename of one column).
+///   - `drop_column`: `name`, and exactly one of `down` and `default` for old readers.
+///   - `create_index`: `name`, `columns`, `unique` (optional), `method` (optional), `where` (optional).
+///   - `drop_index`, `drop_constraint`: `name`.
+///   - `add_constraint`: `name` and exactly one of `check` (an expression), `unique` (columns)
+///     and `foreignKey` (columns, with `references`).
+///   - `set_not_null`: `column`, `up` (optional: the value for NULLs).
+///   - `sql`: `expand`, `revert`, `contract`: lists of hand-written SQL files, as format 1
+///     names them (not under `compiled/`, which is the compiler's).
+///
+/// Expressions are SQL over one row (see ``SQLExpression``): they may read the key, the
+/// `columns`, and the columns the operations name, as each operation allows, and they run with
+/// `search_path` set to `pg_catalog, pg_temp`, so anything of your own in them is schema-qualified.
+public struct DeclarativePlan: Sendable, Hashable {
+    /// The plan's name.
+    public let name: String
+    /// The table it migrates.
+    public let table: QualifiedName
+    /// The key the backfill walks, in order.
+    public let key: [String]
+    /// Existing columns the expressions read and the plan does not change.
+    public let columns: [String]
+    /// A `LIKE` pattern over `application_name` marking legacy sessions, if given.
+    public let legacyApplicationPattern: String?
+    /// How long the modern writer must write before contract.
+    public let modernWriterWindow: Duration
+    /// Rows per backfill batch.
+    public let batchSize: Int
+    /// The backfill's pause after each batch, as a fraction of the batch's time.
+    public let niceRatio: Double
+    /// The standby replay lag a batch may start with.
+    public let maximumReplicaLag: Duration
+    /// The operations, in order.
+    public let operations: [DeclarativeOperation]
+
+    /// Reads and validates a format-2 manifest; `file` names it in errors.
+    public init(manifest: [UInt8], file: String = "plan.json") throws(PlanManifestError) {
+        do {
+            let root = try PlanManifestDecoder.root(from: manifest)
+            self = try DeclarativePlanDecoder.plan(from: root)
+        } catch {
+            throw PlanManifestError(file: file, field: error.field.description, problem: error.problem)
+        }
+    }
+
+    init(name: String, table: QualifiedName, key: [String], columns: [String], legacyApplicationPattern: String?,
+         modernWriterWindow: Duration, batchSize: Int, niceRatio: Double, maximumReplicaLag: Duration,
+         operations: [DeclarativeOperation]) {
+        self.name = name
+        self.table = table
+        self.key = key
+        self.columns = columns
+        self.legacyApplicationPattern = legacyApplicationPattern
+        self.modernWriterWindow = modernWriterWindow
+        self.batchSize = batchSize
+        self.niceRatio = niceRatio
+        self.maximumReplicaLag = maximumReplicaLag
+        self.operations = operations
+    }
+
+    /// The hand-written SQL files the `sql` operations name, each once, in plan order: what a
+    /// loader reads from the plan folder beside the compiled files.
+    public var handWrittenFilePaths: [String] {
+        var seen: Set<String> = []
+        return operations.flatMap { operation -> [String] in
+            guard case .sql(let files) = operation else { return [] }
+            return (files.expand + files.revert + files.contract).map(\.path)
+        }.filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,13 @@
+/// What ``DeclarativePlan/compile()`` makes: a plan the runner runs like a plan of SQL files,
+/// and the files it generated.
+public struct CompiledPlan: Sendable, Hashable {
+    /// The steps, their files and checks, as a format-1 manifest would give them.
+    public let plan: MigrationPlan
+    /// The generated files, in the order the steps name them.
+    public let files: [CompiledFile]
+
+    /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
+    public var fileTexts: [String: String] {
+        Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0.text) })
+    }
+}

@@ -1,0 +1,84 @@
+extension PlanCompiler {
+    /// The backfill batch, keeping `BackfillEngine`'s contract: `$1` the cursor as text (NULL
+    /// at the start), `$2` the batch size; one row of `last_key`, `converted`, `scanned`.
+    ///
+    /// Rows are walked in key order, single-column or composite, of any type with a btree
+    /// order: the cursor is the last key locked as a JSON object (`{"tenant_id": 7, "id": 42}`),
+    /// read back into the key's own types by `jsonb_populate_record` over the table's row
+    /// type, so the compiler needs no type and text never compares where numbers should.
+    /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`); the writer's
+    /// trigger converts them, and a later pass any that remain. A row is converted once, only
+    /// while its modern columns are all NULL, and updated by the tuple ID it was locked at.
+    func backfillBatch() -> CompiledFile {
+        let purpose = """
+            Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start), in key order,
+            whose modern columns are still NULL, given their values by the row functions. Returns the
+            last key locked as JSON (NULL when none remain past $1), the rows converted and the rows locked.
+            """
+        guard !targets.isEmpty else {
+            return CompiledFile("compiled/backfill_batch.sql", purpose: purpose + "\nThis plan has no column to backfill.",
+                                statements: [.init("""
+                                    SELECT CAST(NULL AS text) AS last_key, CAST(0 AS bigint) AS converted, CAST(0 AS bigint) AS scanned
+                                     WHERE CAST($1 AS text) IS NULL OR CAST($2 AS integer) > 0
+                                    """, lock: nil, work: .catalog)])
+        }
+        let key = plan.key.map(SQLName.identifier)
+        let keyed = key.map { "t." + $0 }
+        let cursor = key.map { "(SELECT \($0) FROM cursor_key)" }
+        let after = key.count == 1 ? "\(keyed[0]) > \(cursor[0])" : "(\(keyed.joined(separator: ", "))) > (\(cursor.joined(separator: ", ")))"
+        let lastKey = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), l.\($1)" }.joined(separator: ", ") + ")::text"
+        let sets = targets.flatMap { target in
+            zip(target.columns, target.functions).map { column, function in
+                let name = SQLName.identifier(column)
+                if target.columns.count == 1 { return "\(name) = coalesce(t.\(name), \(function.call("t")))" }
+                return "\(name) = CASE WHEN \(Self.allNull(target.columns, alias: "t")) THEN \(function.call("t")) ELSE t.\(name) END"
+            }
+        }
+        let sql = """
+            WITH cursor_key AS (
+                SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb)
+            ), locked AS (
+                SELECT t.ctid, \(keyed.joined(separator: ", ")) FROM \(table.sql) AS t
+                 WHERE \(unconverted(alias: "t"))
+                   AND (CAST($1 AS text) IS NULL OR \(after))
+                 ORDER BY \(keyed.joined(separator: ", "))
+                 LIMIT CAST($2 AS integer)
+                   FOR UPDATE OF t SKIP LOCKED
+            ), converted AS (
+                UPDATE \(table.sql) AS t
+                   SET \(sets.joined(separator: ",\n           "))
+                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(indexPredicate(alias: "t")))
+                RETURNING 1
+            )
+            SELECT (SELECT \(lastKey) FROM locked AS l ORDER BY \(key.map { "l.\($0) DESC" }.joined(separator: ", ")) LIMIT 1) AS last_key,
+                   (SELECT count(*) FROM converted) AS converted,
+                   (SELECT count(*) FROM locked) AS scanned
+            """
+        return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
+                            statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])
+    }
+
+    /// The count of rows backfill has still to convert.
+    func backfillRemaining() -> CompiledFile {
+        let condition = targets.isEmpty ? "false" : unconverted(alias: "t")
+        return CompiledFile("compiled/backfill_remaining.sql", purpose: "Backfill: the rows still to convert.",
+                            statements: [.init("SELECT count(*) FROM \(table.sql) AS t WHERE \(condition)", lock: .accessShare, work: .scan,
+                                               note: "through the index of unconverted rows")])
+    }
+
+    /// `(a IS NULL) OR (b IS NULL AND c IS NULL)`: the index of unconverted rows' predicate.
+    func indexPredicate(alias: String?) -> String {
+        targets.map { Self.allNull($0.columns, alias: alias) }.joined(separator: " OR ")
+    }
+
+    /// A row still to convert: a target's columns all NULL while one of its functions gives a
+    /// value. The index predicate comes first, so the planner sees the index applies.
+    func unconverted(alias: String) -> String {
+        let exact = targets.map { target in
+            let values = target.functions.map { "\($0.call(alias)) IS NOT NULL" }
+            let value = values.count == 1 ? values[0] : "(" + values.joined(separator: " OR ") + ")"
+            return "(\(Self.allNull(target.columns, alias: alias)) AND \(value))"
+        }
+        return "(\(indexPredicate(alias: alias))) AND (\(exact.joined(separator: " OR ")))"
+    }
+}

@@ -1,0 +1,103 @@
+extension PlanCompiler {
+    /// Before expand: the table and every column the plan reads exist, and no modern column
+    /// does yet, unless this plan's own expand added it (its trigger function exists then).
+    func expandChecks() -> [PlanCheck] {
+        let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        var checks = [check("table present", "SELECT \(regclass) IS NOT NULL", expect: .compare(.equal, .boolean(true)),
+                            "the table \(table.sql) must exist before expand")]
+        let existing = plan.key + plan.columns + droppedColumns + notNullColumns
+        checks.append(check("columns present", "SELECT count(*) FROM pg_attribute WHERE attrelid = \(regclass) AND attnum > 0 "
+                                + "AND NOT attisdropped AND attname IN (\(Self.literals(existing)))",
+                            expect: .compare(.equal, .number(String(existing.count))),
+                            "every column the plan names as existing (key, columns, legacy) must exist: "
+                                + existing.joined(separator: ", ")))
+        let modern = addedColumns.map(\.definition.name)
+        if !modern.isEmpty {
+            checks.append(check("modern columns free", "SELECT count(*) FROM pg_attribute WHERE attrelid = \(regclass) AND attnum > 0 "
+                                    + "AND NOT attisdropped AND attname IN (\(Self.literals(modern))) "
+                                    + "AND to_regprocedure(\(SQLName.literal(trigger.function + "()"))) IS NULL",
+                                expect: .compare(.equal, .number("0")),
+                                "a column the plan adds exists already: rename it in the plan, or drop it first"))
+        }
+        return checks
+    }
+
+    /// Before switch, backfill and contract: the modern columns and the sync trigger are there.
+    func presenceChecks() -> [PlanCheck] {
+        let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        var checks: [PlanCheck] = []
+        let modern = addedColumns.map(\.definition.name)
+        if !modern.isEmpty {
+            checks.append(check("modern columns present", "SELECT count(*) FROM pg_attribute WHERE attrelid = \(regclass) "
+                                    + "AND attnum > 0 AND NOT attisdropped AND attname IN (\(Self.literals(modern)))",
+                                expect: .compare(.equal, .number(String(modern.count))), "expand must have added the modern columns"))
+        }
+        if trigger.isNeeded {
+            checks.append(check("sync trigger enabled", "SELECT count(*) FROM pg_trigger WHERE tgrelid = \(regclass) "
+                                    + "AND tgname = \(SQLName.literal(SyncTrigger.triggerName)) AND tgenabled <> 'D'",
+                                expect: .compare(.equal, .number("1")),
+                                "the sync trigger keeps both representations in step; expand must have created it, enabled"))
+        }
+        return checks
+    }
+
+    /// Before contract: legacy writes are tracked, the representations agree on every row, and
+    /// no row breaks a constraint contract adds, so that contract cannot stop half way on data.
+    func contractChecks() -> [PlanCheck] {
+        var checks: [PlanCheck] = []
+        if trigger.isNeeded {
+            checks.append(check("legacy writes tracked", "SELECT count(*) FROM cutover.legacy_activity WHERE table_name = "
+                                    + SQLName.literal(table.sql), expect: .compare(.equal, .number("1")),
+                                "without its row in cutover.legacy_activity, no legacy write could be seen; run expand again"))
+        }
+        for group in trigger.groups {
+            let modern = group.modern.map { "t." + SQLName.identifier($0) }
+            let legacy = group.legacy.map { "t." + SQLName.identifier($0) }
+            let agrees = "NOT (\(SyncTrigger.distinct(modern, group.up.map { $0.call("t") })))"
+                + " OR NOT (\(SyncTrigger.distinct(legacy, group.down.map { $0.call("t") })))"
+            checks.append(count("representations agree: \(group.legacy.joined(separator: ", ")) → \(group.modern.joined(separator: ", "))",
+                                where: "NOT (\(agrees))",
+                                "rows whose modern values are neither up(legacy) nor mapped back by down; fix them before contract"))
+        }
+        for constraint in contractConstraints {
+            switch constraint.kind {
+            case .notNull(let column):
+                checks.append(count("no NULL in \(column)", where: "t.\(SQLName.identifier(column)) IS NULL",
+                                    "contract makes \(column) NOT NULL; backfill, or give those rows a value"))
+            case .check(let expression):
+                checks.append(count("no row breaks \(constraint.name)", where: "NOT (\(expression.text))",
+                                    "contract adds CHECK (\(expression.text)); fix those rows first"))
+            case .foreignKey(let columns, let references):
+                let own = columns.map { "t." + SQLName.identifier($0) }
+                let match = zip(own, references.columns).map { "r.\(SQLName.identifier($1)) = \($0)" }.joined(separator: " AND ")
+                checks.append(count("no row breaks \(constraint.name)",
+                                    where: own.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+                                        + " AND NOT EXISTS (SELECT 1 FROM \(references.table.sql) AS r WHERE \(match))",
+                                    "contract adds a foreign key to \(references.table.sql); fix the rows it refers from"))
+            case .unique(let columns, _):
+                let list = Self.list(columns)
+                checks.append(check("no duplicate for \(constraint.name)",
+                                    "SELECT count(*) FROM (SELECT 1 FROM \(table.sql) WHERE (\(list)) IS NOT NULL "
+                                        + "GROUP BY \(list) HAVING count(*) > 1) AS duplicates",
+                                    expect: .compare(.equal, .number("0")), "contract adds a unique index on \(list); fix the duplicates first"))
+            }
+        }
+        return checks
+    }
+
+    private var notNullColumns: [String] {
+        plan.operations.compactMap { if case .setNotNull(let column, _) = $0 { column } else { nil } }
+    }
+
+    private func count(_ name: String, where condition: String, _ message: String) -> PlanCheck {
+        check(name, "SELECT count(*) FROM \(table.sql) AS t WHERE \(condition)", expect: .compare(.equal, .number("0")), message)
+    }
+
+    private func check(_ name: String, _ sql: String, expect: CheckExpectation, _ message: String) -> PlanCheck {
+        PlanCheck(name: name, query: .inline(sql), expectation: expect, message: message)
+    }
+
+    private static func literals(_ names: [String]) -> String {
+        names.map(SQLName.literal).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,40 @@
+/// A plan expression compiled once into an SQL function of the table's row, which the sync
+/// trigger, the backfill and the checks all call: one definition, resolved one way.
+///
+/// ```sql
+/// CREATE OR REPLACE FUNCTION cutover.orders_status_code_up(public.orders) RETURNS smallint
+/// LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+/// SELECT (CASE status WHEN 'new' THEN 1 END) FROM (SELECT ($1).*) AS cutover_row
+/// $cutover$
+/// ```
+///
+/// The expression reads the row's columns by their bare names from `($1).*`. Its result is
+/// cast to the column's type as an assignment would cast it. The fixed `search_path` keeps a
+/// role that can create objects in `public` from changing what the expression calls.
+struct RowFunction: Sendable, Hashable {
+    /// The function's name in the `cutover` schema.
+    let name: String
+    /// Its result type as SQL.
+    let returns: String
+    /// The expression it evaluates.
+    let expression: SQLExpression
+
+    /// `cutover.name` as SQL.
+    var qualifiedName: String { "cutover." + SQLName.identifier(name) }
+
+    /// The function called on `row`, an alias or record of the table's row type.
+    func call(_ row: String) -> String { "\(qualifiedName)(\(row))" }
+
+    /// `cutover.name(public.orders)`, as DROP FUNCTION names it.
+    func signature(_ table: QualifiedName) -> String { "\(qualifiedName)(\(table.sql))" }
+
+    /// The statement that creates or replaces it.
+    func create(_ table: QualifiedName) -> CompiledStatement {
+        CompiledStatement("""
+            CREATE OR REPLACE FUNCTION \(signature(table)) RETURNS \(returns)
+            LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+            SELECT (\(expression.text)) FROM (SELECT ($1).*) AS cutover_row
+            $cutover$
+            """, lock: nil, work: .catalog)
+    }
+}

@@ -1,0 +1,16 @@
+-- Contract, last file and point of no return: the sync trigger, the row functions and the legacy
+-- representation go; catalog changes only. Old application versions stop working here: contract's
+-- checks made sure none is left.
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+DROP TRIGGER IF EXISTS cutover_sync ON public.orders;
+
+-- no lock on the table, catalog only, no rewrite
+DROP FUNCTION IF EXISTS cutover.orders_sync(), cutover.orders_status_code_up(public.orders), cutover.orders_status_down(public.orders);
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+DROP INDEX IF EXISTS public.orders_cutover_unconverted;
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+ALTER TABLE public.orders
+    DROP COLUMN IF EXISTS status;

@@ -1,0 +1,62 @@
+-- Expand, in one transaction: the modern columns beside the legacy ones (nullable, without a
+-- default an old writer would see, so no rewrite), the row functions, and the sync trigger.
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+ALTER TABLE public.orders
+    ADD COLUMN IF NOT EXISTS status_code smallint;
+
+-- no lock on the table, catalog only, no rewrite
+INSERT INTO cutover.legacy_activity (table_name, last_write_at)
+VALUES ('public.orders', '-infinity') ON CONFLICT (table_name) DO NOTHING;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.orders_status_code_up(public.orders) RETURNS smallint
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT (CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.orders_status_down(public.orders) RETURNS public.orders.status%TYPE
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT (CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.orders_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $cutover$
+DECLARE
+    declared_modern boolean := current_setting('cutover.writer', true) IS NOT DISTINCT FROM 'modern';
+    legacy_write boolean := false;
+BEGIN
+    -- status → status_code
+    IF TG_OP = 'INSERT' THEN
+        IF NOT declared_modern AND NEW.status_code IS NULL THEN
+            NEW.status_code := cutover.orders_status_code_up(NEW);
+            legacy_write := true;
+        ELSE
+            NEW.status := cutover.orders_status_down(NEW);
+        END IF;
+    ELSIF NEW.status_code IS DISTINCT FROM OLD.status_code THEN
+        IF NEW.status IS DISTINCT FROM OLD.status OR NEW.status_code IS DISTINCT FROM cutover.orders_status_code_up(OLD) THEN
+            NEW.status := cutover.orders_status_down(NEW);
+        END IF;
+    ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
+        NEW.status_code := cutover.orders_status_code_up(NEW);
+        legacy_write := legacy_write OR NOT declared_modern;
+    END IF;
+    IF legacy_write THEN
+        PERFORM 1 FROM cutover.legacy_activity
+         WHERE table_name = 'public.orders' AND last_write_at < now() - interval '1 second'
+           FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'public.orders';
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$cutover$;
+
+-- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
+CREATE OR REPLACE TRIGGER cutover_sync
+    BEFORE INSERT OR UPDATE OF status, status_code ON public.orders
+    FOR EACH ROW EXECUTE FUNCTION cutover.orders_sync();

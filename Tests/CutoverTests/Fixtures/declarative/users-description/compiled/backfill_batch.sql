@@ -1,0 +1,23 @@
+-- Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start), in key order,
+-- whose modern columns are still NULL, given their values by the row functions. Returns the
+-- last key locked as JSON (NULL when none remain past $1), the rows converted and the rows locked.
+
+-- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
+WITH cursor_key AS (
+    SELECT id FROM jsonb_populate_record(NULL::users, CAST($1 AS text)::jsonb)
+), locked AS (
+    SELECT t.ctid, t.id FROM users AS t
+     WHERE (t.description IS NULL) AND ((t.description IS NULL AND cutover.users_description_up(t) IS NOT NULL))
+       AND (CAST($1 AS text) IS NULL OR t.id > (SELECT id FROM cursor_key))
+     ORDER BY t.id
+     LIMIT CAST($2 AS integer)
+       FOR UPDATE OF t SKIP LOCKED
+), converted AS (
+    UPDATE users AS t
+       SET description = coalesce(t.description, cutover.users_description_up(t))
+     WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (t.description IS NULL)
+    RETURNING 1
+)
+SELECT (SELECT jsonb_build_object('id', l.id)::text FROM locked AS l ORDER BY l.id DESC LIMIT 1) AS last_key,
+       (SELECT count(*) FROM converted) AS converted,
+       (SELECT count(*) FROM locked) AS scanned;

@@ -1,0 +1,45 @@
+-- Expand, in one transaction: the modern columns beside the legacy ones (nullable, without a
+-- default an old writer would see, so no rewrite), the row functions, and the sync trigger.
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+ALTER TABLE users
+    ADD COLUMN IF NOT EXISTS description text;
+
+-- no lock on the table, catalog only, no rewrite
+INSERT INTO cutover.legacy_activity (table_name, last_write_at)
+VALUES ('users', '-infinity') ON CONFLICT (table_name) DO NOTHING;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.users_description_up(users) RETURNS text
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT ('description for ' || name) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.users_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $cutover$
+DECLARE
+    declared_modern boolean := current_setting('cutover.writer', true) IS NOT DISTINCT FROM 'modern';
+    legacy_write boolean := false;
+BEGIN
+    -- description: added
+    IF TG_OP = 'INSERT' AND NEW.description IS NULL AND NOT declared_modern THEN
+        NEW.description := cutover.users_description_up(NEW);
+        legacy_write := true;
+    END IF;
+    IF legacy_write THEN
+        PERFORM 1 FROM cutover.legacy_activity
+         WHERE table_name = 'users' AND last_write_at < now() - interval '1 second'
+           FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'users';
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$cutover$;
+
+-- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
+CREATE OR REPLACE TRIGGER cutover_sync
+    BEFORE INSERT ON users
+    FOR EACH ROW EXECUTE FUNCTION cutover.users_sync();

@@ -1,0 +1,156 @@
+import Cutover
+import Testing
+
+@Suite("Compiling declarative plans")
+struct DeclarativeCompilerTests {
+    @Test("the examples compile to their golden files", arguments: ["users-description", "orders-status-code"])
+    func golden(example: String) throws {
+        let compiled = try DeclarativeGolden.compile(example)
+        let expected = DeclarativeGolden.expected(for: compiled)
+        if DeclarativeGolden.isRegenerating { try DeclarativeGolden.write(example, expected) }
+        let stored = try DeclarativeGolden.stored(example)
+        #expect(stored.keys.sorted() == expected.keys.sorted())
+        for (path, text) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(stored[path] == text, "\(example)/\(path) differs from its golden file")
+        }
+    }
+
+    @Test("every file a step names is generated, or hand-written by an sql operation")
+    func filesComplete() throws {
+        for example in ["users-description", "orders-status-code"] {
+            let compiled = try DeclarativeGolden.compile(example)
+            #expect(Set(compiled.plan.sqlFilePaths) == Set(compiled.fileTexts.keys))
+        }
+    }
+
+    @Test("no generated statement rewrites the table, and each says its lock")
+    func locks() throws {
+        let compiled = try DeclarativeGolden.compile("orders-status-code")
+        let statements = compiled.files.flatMap(\.statements)
+        #expect(!statements.isEmpty)
+        #expect(statements.allSatisfy { !$0.rewritesTable })
+        let addColumn = try #require(statements.first { $0.sql.hasPrefix("ALTER TABLE public.orders\n    ADD COLUMN") })
+        #expect(addColumn.lock == .accessExclusive && addColumn.work == .catalog)
+        #expect(addColumn.description == "ACCESS EXCLUSIVE lock, catalog only, no rewrite")
+        let index = try #require(compiled.files.first { $0.path == "compiled/expand_unconverted_index.sql" })
+        #expect(!index.runsInTransaction)
+        #expect(index.statements.map(\.lock) == [.shareUpdateExclusive] && index.statements.map(\.work) == [.scan])
+        let validate = try #require(compiled.files.first { $0.path == "compiled/contract_validate.sql" })
+        #expect(validate.statements.allSatisfy { $0.lock == .shareUpdateExclusive && $0.work == .scan })
+        let trigger = try #require(statements.first { $0.sql.hasPrefix("CREATE OR REPLACE TRIGGER") })
+        #expect(trigger.lock == .shareRowExclusive)
+    }
+
+    @Test("NOT NULL runs as CHECK NOT VALID, VALIDATE, SET NOT NULL before 18, and NOT NULL NOT VALID from 18")
+    func notNullByVersion() throws {
+        let contract = try #require(try DeclarativeGolden.compile("users-description").plan.step(.contract))
+        let before = contract.apply(onServerVersionNumber: 170_004).map(\.path)
+        let after = contract.apply(onServerVersionNumber: 180_001).map(\.path)
+        #expect(before == ["compiled/contract_not_null.sql", "compiled/contract_validate.sql",
+                           "compiled/contract_set_not_null.sql", "compiled/contract_drop.sql"])
+        #expect(after == ["compiled/contract_not_null_pg18.sql", "compiled/contract_validate.sql", "compiled/contract_drop.sql"])
+        #expect(contract.revert.map(\.path) == ["compiled/contract_revert.sql"])
+    }
+
+    @Test("a composite key walks in key order with its cursor as a JSON object")
+    func compositeKey() throws {
+        let manifest = """
+            {"format": 2, "name": "items", "table": "sales.items", "key": ["tenant_id", "id"],
+             "operations": [{"alter_column": {"from": "amount", "to": {"name": "amount_cents", "type": "bigint"},
+                                               "up": "round(amount * 100)", "down": "amount_cents / 100.0"}}]}
+            """
+        let compiled = try DeclarativePlan(manifest: Array(manifest.utf8)).compile()
+        let batch = try #require(compiled.fileTexts["compiled/backfill_batch.sql"])
+        #expect(batch.contains("(t.tenant_id, t.id) > ((SELECT tenant_id FROM cursor_key), (SELECT id FROM cursor_key))"))
+        #expect(batch.contains("jsonb_populate_record(NULL::sales.items, CAST($1 AS text)::jsonb)"))
+        #expect(batch.contains("jsonb_build_object('tenant_id', l.tenant_id, 'id', l.id)::text"))
+        #expect(batch.contains("ORDER BY t.tenant_id, t.id"))
+        #expect(batch.contains("FOR UPDATE OF t SKIP LOCKED"))
+        #expect(compiled.plan.table == "sales.items")
+        #expect(compiled.fileTexts["compiled/expand.sql"]?.contains("CREATE OR REPLACE FUNCTION cutover.sales_items_sync()") == true)
+    }
+
+    @Test("a split keeps one function per column and assigns them all from the row as it was")
+    func split() throws {
+        let manifest = """
+            {"format": 2, "name": "people", "table": "people", "key": "id",
+             "operations": [{"alter_column": {"from": "full_name",
+               "to": [{"name": "first_name", "type": "text"}, {"name": "last_name", "type": "text"}],
+               "up": {"first_name": "split_part(full_name, ' ', 1)", "last_name": "substr(full_name, length(split_part(full_name, ' ', 1)) + 2)"},
+               "down": "concat_ws(' ', first_name, nullif(last_name, ''))"}}]}
+            """
+        let expand = try #require(try DeclarativePlan(manifest: Array(manifest.utf8)).compile().fileTexts["compiled/expand.sql"])
+        #expect(expand.contains("SELECT cutover.people_first_name_up(NEW), cutover.people_last_name_up(NEW) INTO NEW.first_name, NEW.last_name;"))
+        #expect(expand.contains("(NEW.first_name, NEW.last_name) IS DISTINCT FROM (OLD.first_name, OLD.last_name)"))
+        #expect(expand.contains("BEFORE INSERT OR UPDATE OF full_name, first_name, last_name ON people"))
+    }
+
+    @Test("operations place their statements in the step they belong to")
+    func placement() throws {
+        let manifest = """
+            {"format": 2, "name": "accounts", "table": "accounts", "key": "id",
+             "operations": [
+               {"alter_column": {"from": "mail", "to": {"name": "email", "type": "text", "unique": true}}},
+               {"add_column": {"name": "nickname", "type": "text", "check": "length(nickname) < 40"}},
+               {"drop_column": {"name": "legacy_flag", "default": "false"}},
+               {"create_index": {"name": "accounts_created_at_idx", "columns": "created_at"}},
+               {"drop_index": {"name": "accounts_mail_idx"}},
+               {"drop_constraint": {"name": "accounts_mail_check"}},
+               {"set_not_null": {"column": "created_at", "up": "now()"}},
+               {"sql": {"expand": ["extra.sql"], "revert": ["extra_revert.sql"], "contract": ["extra_contract.sql"]}}
+             ]}
+            """
+        let plan = try DeclarativePlan(manifest: Array(manifest.utf8))
+        #expect(plan.handWrittenFilePaths == ["extra.sql", "extra_revert.sql", "extra_contract.sql"])
+        let compiled = plan.compile()
+        let texts = compiled.fileTexts
+        let expand = try #require(compiled.plan.step(.expand))
+        #expect(expand.apply.map(\.path) == ["compiled/expand.sql", "compiled/expand_unconverted_index.sql",
+                                             "compiled/expand_index_2_accounts_created_at_idx.sql", "extra.sql"])
+        #expect(expand.revert.map(\.path) == ["extra_revert.sql", "compiled/expand_revert.sql"])
+        // The rename needs no expressions: up and down are the other column.
+        #expect(texts["compiled/expand.sql"]?.contains("SELECT (mail) FROM (SELECT ($1).*) AS cutover_row") == true)
+        // A column only new writers write is constrained at expand; one the trigger fills, at contract.
+        #expect(texts["compiled/expand.sql"]?.contains("ADD CONSTRAINT accounts_nickname_check CHECK (length(nickname) < 40) NOT VALID") == true)
+        let contract = try #require(compiled.plan.step(.contract))
+        #expect(contract.apply.last?.path == "compiled/contract_drop.sql")
+        #expect(contract.apply.dropLast().last?.path == "extra_contract.sql")
+        #expect(contract.apply.contains { $0.path.hasPrefix("compiled/contract_index_") && !$0.runsInTransaction })
+        let drop = try #require(texts["compiled/contract_drop.sql"])
+        #expect(drop.contains("DROP INDEX IF EXISTS accounts_cutover_unconverted, accounts_mail_idx"))
+        #expect(drop.contains("DROP CONSTRAINT IF EXISTS accounts_mail_check"))
+        #expect(drop.contains("DROP COLUMN IF EXISTS mail,\n    DROP COLUMN IF EXISTS legacy_flag"))
+        #expect(compiled.plan.step(.contract)?.checks.contains { $0.name == "no NULL in created_at" } == true)
+        #expect(Set(compiled.plan.sqlFilePaths) == Set(texts.keys).union(plan.handWrittenFilePaths))
+    }
+
+    @Test("a plan without a column to backfill still counts, as the runner needs, and returns its one row")
+    func nothingToBackfill() throws {
+        let manifest = """
+            {"format": 2, "name": "idx", "table": "t", "key": "id", "columns": ["a"],
+             "operations": [{"create_index": {"name": "t_a_idx", "columns": ["a"]}}]}
+            """
+        let texts = try DeclarativePlan(manifest: Array(manifest.utf8)).compile().fileTexts
+        #expect(texts["compiled/backfill_remaining.sql"]?.contains("SELECT count(*) FROM t AS t WHERE false") == true)
+        #expect(texts["compiled/backfill_batch.sql"]?.contains("CAST($1 AS text) IS NULL OR CAST($2 AS integer) > 0") == true)
+        #expect(texts["compiled/expand.sql"]?.contains("TRIGGER") == false)
+    }
+
+    @Test("names past 63 bytes are cut with a hash, so that they stay distinct")
+    func longNames() throws {
+        let long = String(repeating: "a", count: 60)
+        let manifest = """
+            {"format": 2, "name": "long", "table": "t", "key": "id",
+             "operations": [{"add_column": {"name": "\(long)1", "type": "int", "notNull": true, "default": "0"}},
+                            {"add_column": {"name": "\(long)2", "type": "int", "notNull": true, "default": "0"}}]}
+            """
+        let names = try DeclarativePlan(manifest: Array(manifest.utf8)).compile().files.flatMap(\.statements)
+            .compactMap { statement -> String? in
+                guard let range = statement.sql.firstRange(of: "ADD CONSTRAINT ") else { return nil }
+                return String(statement.sql[range.upperBound...].prefix { $0 != " " })
+            }
+        #expect(names.count >= 2)
+        #expect(names.allSatisfy { $0.utf8.count <= 63 })
+        #expect(names[0] != names[1])
+    }
+}

@@ -1,0 +1,124 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import PostgresClient
+import Testing
+
+/// The compiled `orders` plan's expand applied on a real server, and every kind of statement an
+/// old or a new application sends, each case asserting the row's both representations after.
+@Suite("The compiled sync trigger on a real server")
+struct DeclarativeSyncTriggerTests {
+    static let manifest = """
+        {"format": 2, "name": "orders-status-code", "table": "public.orders", "key": "id",
+         "operations": [{"alter_column": {"from": "status",
+           "to": {"name": "status_code", "type": "smallint", "notNull": true, "check": "status_code BETWEEN 1 AND 3"},
+           "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END",
+           "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END"}}]}
+        """
+
+    /// One statement and the row it must leave: `status` and `status_code` as text, nil for NULL.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let sql: String
+        let id: Int64
+        let status: String?
+        let code: String?
+        var testDescription: String { name }
+    }
+
+    /// Seeded before expand: 1 new, 2 paid, 3 shipped, 4 new, 5 paid; none backfilled.
+    static let beforeBackfill: [Case] = [
+        Case(name: "INSERT naming only the legacy column", sql: "INSERT INTO orders (id, status) VALUES (10, 'paid')",
+             id: 10, status: "paid", code: "2"),
+        Case(name: "INSERT naming only the modern column", sql: "INSERT INTO orders (id, status_code) VALUES (11, 3)",
+             id: 11, status: "shipped", code: "3"),
+        Case(name: "INSERT naming both: the modern value wins", sql: "INSERT INTO orders (id, status, status_code) VALUES (12, 'new', 2)",
+             id: 12, status: "paid", code: "2"),
+        Case(name: "INSERT of a legacy value up does not map", sql: "INSERT INTO orders (id, status) VALUES (13, 'cancelled')",
+             id: 13, status: "cancelled", code: nil),
+        Case(name: "same-value UPDATE of a row not backfilled", sql: "UPDATE orders SET status = status WHERE id = 1",
+             id: 1, status: "new", code: nil),
+        Case(name: "UPDATE of another column of a row not backfilled", sql: "UPDATE orders SET id = id WHERE id = 2",
+             id: 2, status: "paid", code: nil),
+        Case(name: "legacy UPDATE of a row not backfilled", sql: "UPDATE orders SET status = 'shipped' WHERE id = 1",
+             id: 1, status: "shipped", code: "3"),
+        Case(name: "modern UPDATE of a row not backfilled", sql: "UPDATE orders SET status_code = 1 WHERE id = 2",
+             id: 2, status: "new", code: "1"),
+        Case(name: "UPDATE of both: the modern value wins", sql: "UPDATE orders SET status = 'paid', status_code = 3 WHERE id = 4",
+             id: 4, status: "shipped", code: "3"),
+        Case(name: "legacy INSERT … ON CONFLICT DO UPDATE",
+             sql: "INSERT INTO orders (id, status) VALUES (3, 'new') ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status",
+             id: 3, status: "new", code: "1"),
+        Case(name: "modern INSERT … ON CONFLICT DO UPDATE",
+             sql: "INSERT INTO orders (id, status_code) VALUES (3, 2) ON CONFLICT (id) DO UPDATE SET status_code = EXCLUDED.status_code",
+             id: 3, status: "paid", code: "2"),
+        Case(name: "multi-row legacy INSERT … SELECT", sql: "INSERT INTO orders (id, status) SELECT 20 + n, 'new' FROM generate_series(0, 2) AS n",
+             id: 21, status: "new", code: "1"),
+    ]
+
+    /// After the backfill has converted every row.
+    static let afterBackfill: [Case] = [
+        Case(name: "backfilled row keeps its legacy value", sql: "SELECT 1", id: 5, status: "paid", code: "2"),
+        Case(name: "same-value UPDATE of a backfilled row", sql: "UPDATE orders SET status = status, status_code = status_code WHERE id = 5",
+             id: 5, status: "paid", code: "2"),
+        Case(name: "legacy UPDATE of a backfilled row", sql: "UPDATE orders SET status = 'shipped' WHERE id = 5",
+             id: 5, status: "shipped", code: "3"),
+        Case(name: "modern UPDATE of a backfilled row", sql: "UPDATE orders SET status_code = 1 WHERE id = 5",
+             id: 5, status: "new", code: "1"),
+        Case(name: "DELETE", sql: "DELETE FROM orders WHERE id = 13", id: 13, status: nil, code: nil),
+    ]
+
+    @Test(.timeLimit(.minutes(3)))
+    func statementMatrix() async throws {
+        let database = try await TestPostgres.database("declarative_sync")
+        let compiled = try DeclarativePlan(manifest: Array(Self.manifest.utf8)).compile()
+        let texts = compiled.fileTexts
+        let expand = try #require(compiled.plan.step(.expand))
+        let backfill = try #require(compiled.plan.step(.backfill)?.backfill)
+        let contractChecks = try #require(compiled.plan.step(.contract)).checks
+        try await onThread {
+            let setup = try database.connect()
+            _ = try ControlSchema.install(on: setup)
+            try setup.execute(unsafeSQL: """
+                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO orders VALUES (1, 'new'), (2, 'paid'), (3, 'shipped'), (4, 'new'), (5, 'paid')
+                """)
+            for file in expand.apply { try setup.execute(unsafeSQL: texts[file.path] ?? "") }
+            let legacy = try database.connect(applicationName: "legacy-app")
+            for step in Self.beforeBackfill {
+                try legacy.execute(unsafeSQL: step.sql)
+                try Self.expectRow(step, on: legacy)
+            }
+            let activity = try legacy.query("""
+                SELECT last_write_at > '-infinity' AS seen FROM cutover.legacy_activity WHERE table_name = 'public.orders'
+                """)
+            #expect(try activity[0].decode(Bool.self, "seen"))
+
+            var cursor: String?
+            repeat {
+                let row = try setup.query(PostgresQuery(unsafeSQL: texts[backfill.batch.path] ?? "",
+                                                        binds: [cursor.postgresBind, Int32(2).postgresBind]))[0]
+                cursor = try row.decode(String?.self, "last_key")
+            } while cursor != nil
+            let remaining = try setup.query(PostgresQuery(unsafeSQL: texts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)
+            #expect(remaining == 0)
+            for step in Self.afterBackfill {
+                try legacy.execute(unsafeSQL: step.sql)
+                try Self.expectRow(step, on: legacy)
+            }
+            for check in contractChecks {
+                guard case .inline(let sql) = check.query else { continue }
+                let observed = try setup.query(PostgresQuery(unsafeSQL: sql)).first?.text(at: 0)
+                #expect(check.expectation.evaluate(observed: observed), "\(check.name): \(check.expectation.describe(observed: observed))")
+            }
+        }
+    }
+
+    private static func expectRow(_ step: Case, on connection: PostgresConnection) throws {
+        let rows = try connection.query("SELECT status, status_code::text AS code FROM orders WHERE id = \(step.id)")
+        let status = try rows.first?.decode(String.self, "status")
+        let code = try rows.first?.decode(String?.self, "code")
+        #expect(status == step.status && code == step.code,
+                "\(step.name): expected (\(step.status ?? "NULL"), \(step.code ?? "NULL")), found (\(status ?? "NULL"), \(code ?? "NULL"))")
+    }
+}

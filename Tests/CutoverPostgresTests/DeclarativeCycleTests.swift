@@ -16,6 +16,8 @@ struct DeclarativeCycleTests {
         let modernWrite: String
         /// After contract: a query whose one value must be `true`.
         let contracted: String
+        /// The plan, when it is not a fixture of that name.
+        var manifest: String?
         var testDescription: String { name }
     }
 
@@ -46,6 +48,27 @@ struct DeclarativeCycleTests {
                            AND (SELECT attnotnull FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'status_code')
                       FROM orders
                     """),
+        Example(name: "split-name, a composite key",
+                schema: """
+                    CREATE TABLE people (tenant_id bigint, id bigint, full_name text NOT NULL, PRIMARY KEY (tenant_id, id));
+                    INSERT INTO people SELECT n % 3, n, 'First' || n || ' Last' || n FROM generate_series(1, 8) AS n
+                    """,
+                legacyWrite: "INSERT INTO people (tenant_id, id, full_name) VALUES (9, 1, 'Ada Lovelace')",
+                modernWrite: "INSERT INTO people (tenant_id, id, first_name, last_name) VALUES (9, 2, 'Grace', 'Hopper')",
+                contracted: """
+                    SELECT bool_and(first_name || ' ' || last_name = CASE WHEN tenant_id = 9 AND id = 1 THEN 'Ada Lovelace'
+                                                                           WHEN tenant_id = 9 THEN 'Grace Hopper'
+                                                                           ELSE 'First' || id || ' Last' || id END)
+                           AND NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'people'::regclass AND attname = 'full_name' AND NOT attisdropped)
+                      FROM people
+                    """,
+                manifest: """
+                    {"format": 2, "name": "split-name", "table": "people", "key": ["tenant_id", "id"],
+                     "operations": [{"alter_column": {"from": "full_name",
+                       "to": [{"name": "first_name", "type": "text", "notNull": true}, {"name": "last_name", "type": "text", "notNull": true}],
+                       "up": {"first_name": "split_part(full_name, ' ', 1)", "last_name": "substr(full_name, length(split_part(full_name, ' ', 1)) + 2)"},
+                       "down": "first_name || ' ' || last_name"}}]}
+                    """),
     ]
 
     static func compile(_ example: String) throws -> CompiledPlan {
@@ -57,7 +80,7 @@ struct DeclarativeCycleTests {
     @Test(.timeLimit(.minutes(3)), arguments: examples)
     func wholeCycle(_ example: Example) async throws {
         let database = try await TestPostgres.database("declarative_cycle")
-        let compiled = try Self.compile(example.name)
+        let compiled = try example.manifest.map { try DeclarativePlan(manifest: Array($0.utf8)).compile() } ?? Self.compile(example.name)
         let texts = compiled.fileTexts
         let plan = compiled.plan
         try await onThread {
@@ -91,7 +114,7 @@ struct DeclarativeCycleTests {
     @Test(.timeLimit(.minutes(3)), arguments: examples)
     func revertExpand(_ example: Example) async throws {
         let database = try await TestPostgres.database("declarative_revert")
-        let compiled = try Self.compile(example.name)
+        let compiled = try example.manifest.map { try DeclarativePlan(manifest: Array($0.utf8)).compile() } ?? Self.compile(example.name)
         let texts = compiled.fileTexts
         let expand = try #require(compiled.plan.step(.expand))
         try await onThread {

@@ -11,8 +11,19 @@ public struct PlanSource: Sendable {
     public let plan: MigrationPlan
     /// Where it came from, for messages: a folder's path, or "built-in plan drafts".
     public let location: String
-    /// Every SQL file the plan names, by its path in the plan.
+    /// Every SQL file the plan names, by its path in the plan: for a declarative plan, the
+    /// compiled files and the `sql` operations' own.
     public let files: [String: String]
+    /// What the compiler made of a declarative plan (format 2); nil for a plan of SQL files.
+    public let compiled: CompiledPlan?
+
+    /// A source of a plan and its files' texts; `compiled` when it came from a declarative plan.
+    public init(plan: MigrationPlan, location: String, files: [String: String], compiled: CompiledPlan? = nil) {
+        self.plan = plan
+        self.location = location
+        self.files = files
+        self.compiled = compiled
+    }
 
     /// The largest SQL file read.
     static let maximumFileSize = 4 * 1024 * 1024
@@ -26,10 +37,8 @@ public struct PlanSource: Sendable {
     /// The plan built into this binary under `sql/<name>/` (the reference plan is `drafts`).
     public static func builtIn(_ name: String = "drafts") throws -> PlanSource {
         let manifest = try SQLFiles.text("\(name)/plan.json")
-        let plan = try MigrationPlan(manifest: Array(manifest.utf8), file: "plan.json (built-in plan \(name))")
-        var files: [String: String] = [:]
-        for path in plan.sqlFilePaths { files[path] = try SQLFiles.text("\(name)/\(path)") }
-        return PlanSource(plan: plan, location: "built-in plan \(name)", files: files)
+        return try make(manifest: Array(manifest.utf8), file: "plan.json (built-in plan \(name))",
+                        location: "built-in plan \(name)") { path in try SQLFiles.text("\(name)/\(path)") }
     }
 
     /// The plan in `folder`: its `plan.json` and the SQL files it names.
@@ -49,17 +58,31 @@ public struct PlanSource: Sendable {
         guard let root = realPath(folder) else { throw PlanSourceError.unreadable(folder) }
         let manifestPath = (folder as NSString).appendingPathComponent("plan.json")
         let manifest = try read(manifestPath, inside: root, limit: 1024 * 1024 + 1)
-        let plan = try MigrationPlan(manifest: manifest, file: manifestPath)
-        var files: [String: String] = [:]
-        for path in plan.sqlFilePaths {
+        return try make(manifest: manifest, file: manifestPath, location: folder) { path in
             let full = (folder as NSString).appendingPathComponent(path)
             let bytes = try read(full, inside: root, limit: maximumFileSize, namedBy: manifestPath)
             guard let text = String(validating: bytes, as: UTF8.self), !text.contains("\u{0}") else {
                 throw PlanSourceError.notText(full)
             }
-            files[path] = text
+            return text
         }
-        return PlanSource(plan: plan, location: folder, files: files)
+    }
+
+    /// A source from a manifest of either format; `read` gives the text of a file the plan
+    /// names (for a declarative plan, only the `sql` operations' files are read).
+    private static func make(manifest: [UInt8], file: String, location: String,
+                             read: (String) throws -> String) throws -> PlanSource {
+        switch try PlanDocument(manifest: manifest, file: file) {
+        case .files(let plan):
+            var files: [String: String] = [:]
+            for path in plan.sqlFilePaths { files[path] = try read(path) }
+            return PlanSource(plan: plan, location: location, files: files)
+        case .declarative(let declarative):
+            let compiled = declarative.compile()
+            var files = compiled.fileTexts
+            for path in declarative.handWrittenFilePaths { files[path] = try read(path) }
+            return PlanSource(plan: compiled.plan, location: location, files: files, compiled: compiled)
+        }
     }
 
     /// The bytes of the regular file at `path`, whose real path must lie under `root`.

@@ -63,9 +63,6 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case checkQueryCount(found: Int)
     /// Two checks of one step share a name.
     case repeatedCheckName(String)
-    /// The table is named with its schema (`public.drafts`), which would be quoted as one
-    /// identifier naming a table that does not exist.
-    case qualifiedTableName(String)
     /// `format` is one this version reads, but not the one this reader takes: a declarative
     /// plan given where a plan of SQL files is read, or the other way round.
     case wrongFormat(found: Int, expected: Int)
@@ -152,9 +149,6 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
             ("exactly one of sql and sqlFile", count == 0 ? "neither" : "both")
         case .repeatedCheckName(let name):
             ("a name no other check of the step has", "\(DisplayText.quoted(name)) again")
-        case .qualifiedTableName(let name):
-            ("the table's name without its schema (the runner finds it on the connection's search_path)",
-             DisplayText.quoted(name))
         case .wrongFormat(let found, let expected):
             ("format \(expected) (\(Self.formatName(expected))) here", "format \(found) (\(Self.formatName(found)))")
         case .unknownOperation(let name):

@@ -11,7 +11,7 @@ extension PhaseRunner {
     /// failed check naming itself, and whatever it does to its session cannot release the
     /// plan's lease or touch the step's transaction.
     public func checks(before step: PhaseStep, state: MigrationState) throws -> [CheckOutcome] {
-        var results = [try appliedSQLUnchanged()]
+        var results = [try appliedPlanUnchanged()]
         switch step {
         case .expand:
             results += try planChecks(.expand)
@@ -76,29 +76,6 @@ extension PhaseRunner {
 
     /// The window contract waits for: the option's, else the plan's.
     var window: Duration { options.modernWriterWindow ?? plan.modernWriterWindow }
-
-    /// Every SQL file applied so far is unchanged on disk.
-    func appliedSQLUnchanged() throws -> CheckOutcome {
-        var changed: [String] = []
-        for row in try connection.query("""
-            SELECT step, file, checksum FROM cutover.applied_files WHERE plan = \(plan.name) ORDER BY applied_at, file
-            """) {
-            let step = try row.decode(String.self, "step")
-            let file = try row.decode(String.self, "file")
-            let recorded = try row.decode(String.self, "checksum")
-            guard let text = source.files[file] else {
-                changed.append("\(step) step's \(file) is no longer in the plan")
-                continue
-            }
-            let now = try checksum(text)
-            if now != recorded {
-                changed.append("\(step) step's \(file) changed since it was applied (applied \(recorded.prefix(12)), now \(now.prefix(12)))")
-            }
-        }
-        return CheckOutcome(name: "applied SQL unchanged", isPassed: changed.isEmpty,
-                            observed: changed.isEmpty ? "unchanged" : changed.joined(separator: "; "), expected: "unchanged",
-                            message: "restore the applied files as they were; fix forward with a new plan step instead")
-    }
 
     /// The plan's own checks for a step kind, each on the check session.
     func planChecks(_ kind: PlanStep.Kind) throws -> [CheckOutcome] {
@@ -232,9 +209,19 @@ extension PhaseRunner {
                         ELSE extract(epoch FROM now() - last_write_at)::float8 END AS age
               FROM cutover.legacy_activity WHERE table_name = \(plan.table)
             """).first
-        let age = try row?.decode(Double?.self, "age")
         let expected = "none within \(DurationText.format(window, smallestUnit: .seconds))"
-        guard let age else {
+        guard let row else {
+            // No record at all: the check must not pass by omission, unless the plan changes
+            // nothing an old writer writes.
+            let isUntracked = source.compiled.map { !$0.tracksLegacyWrites } ?? false
+            return CheckOutcome(name: "no legacy write within the window", isPassed: isUntracked,
+                                observed: isUntracked ? "none to watch: the plan changes nothing old writers write"
+                                    : "not tracked: cutover.legacy_activity has no row for \(plan.table)",
+                                expected: expected,
+                                message: "the plan's expand must record legacy writes in cutover.legacy_activity under "
+                                    + "'\(plan.table)' (see docs/plans.md); a declarative plan's trigger does")
+        }
+        guard let age = try row.decode(Double?.self, "age") else {
             return CheckOutcome(name: "no legacy write within the window", isPassed: true, observed: "none seen",
                                 expected: expected, message: "")
         }

@@ -298,6 +298,7 @@ public final class PhaseRunner {
     private func advance(from state: MigrationState, to target: MigrationPhase, attempt: Int64, checksum: String? = nil,
                          on connection: PostgresConnection) throws -> Int64 {
         let epoch = try MigrationState.advance(plan: plan.name, from: state.phase, epoch: state.epoch, to: target, on: connection)
+        try recordPins(reaching: target, on: connection)
         try PhaseHistory.finish(attempt, outcome: .done, checksum: checksum, epoch: epoch, on: connection)
         return epoch
     }

@@ -165,9 +165,8 @@ struct PlanManifestRefusalTests {
                 "name: expected 1 to 128 characters; found 129"),
         Refusal("an empty table", replacing: #""table": "drafts""#, with: #""table": """#,
                 "table: expected 1 to 63 bytes; found 0"),
-        Refusal("a schema-qualified table", replacing: #""table": "drafts""#, with: #""table": "public.drafts""#,
-                "table: expected the table's name without its schema (the runner finds it on the connection's "
-                    + #"search_path); found "public.drafts""#),
+        Refusal("a table name of three parts", replacing: #""table": "drafts""#, with: #""table": "db.public.drafts""#,
+                #"table: expected one of name, schema.name, each part 1 to 63 bytes; found "db.public.drafts""#),
         Refusal("a table name past 63 bytes", replacing: #""table": "drafts""#,
                 with: "\"table\": \"\(String(repeating: "\u{E9}", count: 32))\"",
                 "table: expected 1 to 63 bytes; found 64"),
@@ -311,6 +310,14 @@ struct PlanManifestRefusalTests {
     @Test("each rule refuses with its exact line", arguments: all)
     func refusal(_ row: Refusal) {
         #expect(Samples.refusal(of: row.manifest) == row.message)
+    }
+
+    @Test("a schema-qualified table is read as written, each part within PostgreSQL's limit")
+    func schemaQualifiedTable() throws {
+        let manifest = Samples.editing(replacing: #""table": "drafts""#, with: #""table": "public.drafts""#)
+        #expect(try MigrationPlan(manifest: Array(manifest.utf8)).table == "public.drafts")
+        let long = Samples.editing(replacing: #""table": "drafts""#, with: "\"table\": \"public.\(String(repeating: "t", count: 64))\"")
+        #expect(Samples.refusal(of: long).hasPrefix("plan.json: table: expected one of name, schema.name"))
     }
 
     @Test("a manifest that is not an object is refused for the document as a whole")

@@ -16,6 +16,19 @@ struct PlanFolder {
         return PlanFolder(url: folder)
     }
 
+    /// A new temporary folder holding `files`, each path relative to the folder.
+    static func make(_ label: String, files: [String: String]) throws -> PlanFolder {
+        let folder = PlanFolder(url: FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)"))
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        for (path, text) in files { try folder.write(path, text) }
+        return folder
+    }
+
+    /// Writes `text` to `file` in the folder, replacing it.
+    func write(_ file: String, _ text: String) throws {
+        try text.write(to: url.appendingPathComponent(file), atomically: true, encoding: .utf8)
+    }
+
     /// The reference plan in the source tree.
     static var source: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -68,8 +68,8 @@ struct WorkflowDatabase: Sendable {
         }
     }
 
-    /// The phase the plan is in.
-    func phaseName() async throws -> String? {
-        try await value(String.self, "SELECT phase FROM cutover.migration_state WHERE plan = 'drafts'")
+    /// The phase the plan named `plan` is in.
+    func phaseName(plan: String = "drafts") async throws -> String? {
+        try await sql { try $0.query("SELECT phase FROM cutover.migration_state WHERE plan = \(plan)").first?.decode(String.self, "phase") }
     }
 }

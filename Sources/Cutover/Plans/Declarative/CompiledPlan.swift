@@ -5,6 +5,9 @@ public struct CompiledPlan: Sendable, Hashable {
     public let plan: MigrationPlan
     /// The generated files, in the order the steps name them.
     public let files: [CompiledFile]
+    /// Whether expand's trigger records legacy writes in `cutover.legacy_activity`; false when
+    /// the plan changes nothing an old writer writes, so there is no legacy write to watch for.
+    public let tracksLegacyWrites: Bool
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

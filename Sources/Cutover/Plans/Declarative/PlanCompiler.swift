@@ -154,7 +154,8 @@ struct PlanCompiler {
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps)
-        return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert)
+        return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert,
+                            tracksLegacyWrites: trigger.isNeeded)
     }
 
     // MARK: Shared pieces

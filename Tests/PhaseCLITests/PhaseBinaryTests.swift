@@ -67,7 +67,7 @@ struct PhaseBinaryTests {
 
     @Test func aMissingPlanFolderIsNamed() throws {
         let run = try PhaseBinary.run(["--plan", "/nonexistent/plan", "plan"])
-        #expect(run.status == 1)
+        #expect(run.status == 64)
         #expect(run.diagnostics == "Error: plan folder /nonexistent/plan does not exist\n")
     }
 
@@ -82,7 +82,7 @@ struct PhaseBinaryTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try manifest.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
         let run = try PhaseBinary.run(["--plan", folder.path, "plan"])
-        #expect(run.status == 1)
+        #expect(run.status == 64)
         #expect(run.diagnostics.hasPrefix("Error: \(folder.path)/plan.json: \(field)"), "\(run.diagnostics)")
         #expect(run.diagnostics.split(separator: "\n").count == 1)
     }

@@ -28,7 +28,7 @@ struct PlanFileTests {
         try FileManager.default.removeItem(atPath: folder.path(file))
         #expect(mkfifo(folder.path(file), 0o600) == 0)
         for run in try await runBoth(folder) {
-            #expect(run.status == 1, "\(run.diagnostics)")
+            #expect(run.status == 64, "\(run.diagnostics)")
             #expect(run.diagnostics == "Error: \(folder.path(file)) is a FIFO, not a regular file: a plan reads regular files only\n")
             #expect(run.output == "")
         }
@@ -40,7 +40,7 @@ struct PlanFileTests {
         try FileManager.default.removeItem(atPath: folder.path("expand.sql"))
         try FileManager.default.createSymbolicLink(atPath: folder.path("expand.sql"), withDestinationPath: "/etc/passwd")
         for run in try await runBoth(folder) {
-            #expect(run.status == 1, "\(run.diagnostics)")
+            #expect(run.status == 64, "\(run.diagnostics)")
             #expect(run.diagnostics == "Error: \(folder.path("expand.sql")) is a link that leads outside the plan folder: a plan reads only its own files\n")
             #expect(!run.output.contains("root:"))
         }
@@ -63,7 +63,7 @@ struct PlanFileTests {
         try FileManager.default.removeItem(atPath: folder.path("expand.sql"))
         try FileManager.default.createDirectory(atPath: folder.path("expand.sql"), withIntermediateDirectories: true)
         let run = try PhaseBinary.run(["--plan", folder.path, "plan"])
-        #expect(run.status == 1)
+        #expect(run.status == 64)
         #expect(run.diagnostics == "Error: \(folder.path("expand.sql")) is a folder, not a regular file: a plan reads regular files only\n")
     }
 }

@@ -15,6 +15,7 @@ extension PhaseRunner {
         switch step {
         case .expand:
             results += try planChecks(.expand)
+            if let compiled = source.compiled { results.append(try expressionsCompile(compiled.expressionProbe)) }
         case .switchModern:
             results += try planChecks(.switch)
             results.append(try readOnly(readersCheck))
@@ -40,12 +41,18 @@ extension PhaseRunner {
     /// Runs `body` on the check session in a read-only transaction under the check timeout,
     /// and rolls it back. The session is opened on first use, and again after it broke.
     func readOnly<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try rolledBack(isReadOnly: true, body)
+    }
+
+    /// Runs `body` on the check session in a transaction under the check timeout, read-only
+    /// unless `isReadOnly` is false (for temporary objects only), and rolls it back.
+    func rolledBack<T>(isReadOnly: Bool, _ body: (PostgresConnection) throws -> T) throws -> T {
         let session = try checkSession()
         let timeout = Int64((options.checkTimeout / .milliseconds(1)).rounded(.up))
         let lockTimeout = min(timeout, Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up)))
         do {
             try session.execute(unsafeSQL: """
-                BEGIN READ ONLY; SET LOCAL statement_timeout = '\(timeout)ms'; SET LOCAL lock_timeout = '\(lockTimeout)ms'
+                BEGIN\(isReadOnly ? " READ ONLY" : ""); SET LOCAL statement_timeout = '\(timeout)ms'; SET LOCAL lock_timeout = '\(lockTimeout)ms'
                 """)
             defer {
                 // A ROLLBACK that fails leaves a broken session, which the next check reopens.

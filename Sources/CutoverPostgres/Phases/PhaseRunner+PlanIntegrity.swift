@@ -73,4 +73,33 @@ extension PhaseRunner {
                             message: "restore the plan as it was applied; a plan changes only before expand or after "
                                 + "'phase rollback expand', else fix forward with a new plan")
     }
+
+    /// Every expression, type and name of a declarative plan compiles on this server: the
+    /// probe runs in a transaction that is rolled back, each statement under a savepoint so
+    /// that every mistake is named, against a temporary copy of the table, which is only read.
+    func expressionsCompile(_ probe: [ProbeStatement]) throws -> CheckOutcome {
+        let name = "the plan's expressions compile"
+        var failures: [String] = []
+        do {
+            try rolledBack(isReadOnly: false) { session in
+                for (index, statement) in probe.enumerated() {
+                    try session.execute(unsafeSQL: "SAVEPOINT cutover_probe_\(index)")
+                    do {
+                        try session.execute(unsafeSQL: statement.sql)
+                    } catch let error as PostgresError where !error.isConnectionBroken && error.sqlState != .queryCanceled {
+                        failures.append("\(statement.subject): \(error.message)")
+                        try session.execute(unsafeSQL: "ROLLBACK TO SAVEPOINT cutover_probe_\(index)")
+                    }
+                }
+            }
+        } catch let error as PostgresError {
+            if options.isStopRequested() { throw error }
+            return CheckOutcome(name: name, isPassed: false, observed: "error: \(error.description)",
+                                expected: "every one compiles", message: "the probe could not run; see the error")
+        }
+        return CheckOutcome(name: name, isPassed: failures.isEmpty,
+                            observed: failures.isEmpty ? "all \(probe.count) statements compile" : failures.joined(separator: "; "),
+                            expected: "every one compiles",
+                            message: "fix the plan's expressions, types or names; nothing was changed")
+    }
 }

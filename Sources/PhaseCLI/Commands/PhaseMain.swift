@@ -44,6 +44,11 @@ public enum PhaseMain {
             }
             return CommandFailure(refusal.reason.map { "\(refusal.step) refused: \($0)" } ?? "\(refusal.step) refused by its checks",
                                   details: details, exitCode: .refused)
+        case let error as PlanManifestError:
+            // The plan is the operator's input: a malformed one is a usage error, nothing ran.
+            return CommandFailure(error.description, exitCode: .usage)
+        case let error as PlanSourceError:
+            return CommandFailure(error.description, exitCode: .usage)
         case let lock as RunnerLockError:
             return CommandFailure(lock.description, exitCode: .lockHeld)
         case let refusal as PoolerRefusal:

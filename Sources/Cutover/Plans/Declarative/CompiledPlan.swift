@@ -8,6 +8,10 @@ public struct CompiledPlan: Sendable, Hashable {
     /// Whether expand's trigger records legacy writes in `cutover.legacy_activity`; false when
     /// the plan changes nothing an old writer writes, so there is no legacy write to watch for.
     public let tracksLegacyWrites: Bool
+    /// Statements that compile every expression, type and name of the plan against a
+    /// temporary copy of the table, for the runner to run in a transaction it rolls back
+    /// before expand: a mistake is refused by the server before the real table is touched.
+    public let expressionProbe: [ProbeStatement]
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

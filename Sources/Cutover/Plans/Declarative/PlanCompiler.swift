@@ -54,7 +54,8 @@ struct PlanCompiler {
         let stem = plan.table.schema.map { $0 == "public" ? name : "\($0)_\(name)" } ?? name
         self.stem = stem
         func function(_ column: String, _ suffix: String, _ returns: String, _ expression: SQLExpression) -> RowFunction {
-            RowFunction(name: SQLName.derived(stem, column, suffix), returns: returns, expression: expression)
+            RowFunction(name: SQLName.derived(stem, column, suffix), returns: returns, expression: expression,
+                        subject: "the \(suffix == "down" ? "down" : "up") expression of \(column)")
         }
         let existingType = { (column: String) in "\(plan.table.sql).\(SQLName.identifier(column))%TYPE" }
         var groups: [SyncTrigger.Group] = []
@@ -155,7 +156,7 @@ struct PlanCompiler {
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps)
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert,
-                            tracksLegacyWrites: trigger.isNeeded)
+                            tracksLegacyWrites: trigger.isNeeded, expressionProbe: expressionProbe())
     }
 
     // MARK: Shared pieces

@@ -18,6 +18,8 @@ struct RowFunction: Sendable, Hashable {
     let returns: String
     /// The expression it evaluates.
     let expression: SQLExpression
+    /// What the expression is, as a refusal names it: `the up expression of status_code`.
+    let subject: String
 
     /// `cutover.name` as SQL.
     var qualifiedName: String { "cutover." + SQLName.identifier(name) }
@@ -30,11 +32,17 @@ struct RowFunction: Sendable, Hashable {
 
     /// The statement that creates or replaces it.
     func create(_ table: QualifiedName) -> CompiledStatement {
-        CompiledStatement("""
-            CREATE OR REPLACE FUNCTION \(signature(table)) RETURNS \(returns)
-            LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
-            SELECT (\(expression.text)) FROM (SELECT ($1).*) AS cutover_row
-            $cutover$
-            """, lock: nil, work: .catalog)
+        CompiledStatement(definition(named: signature(table)), lock: nil, work: .catalog)
+    }
+
+    /// The same function, named `name(argument type)`, over another table of the same columns:
+    /// how the expression probe compiles it against a scratch copy of the table.
+    func definition(named signature: String, orReplace: Bool = true) -> String {
+        """
+        CREATE \(orReplace ? "OR REPLACE " : "")FUNCTION \(signature) RETURNS \(returns)
+        LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+        SELECT (\(expression.text)) FROM (SELECT ($1).*) AS cutover_row
+        $cutover$
+        """
     }
 }

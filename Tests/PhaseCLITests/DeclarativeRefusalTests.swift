@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// A declarative plan that is malformed is refused in one line with exit 64; one the server
+/// would not accept is refused by expand's checks with exit 3; either way nothing is changed.
+@Suite(.timeLimit(.minutes(3)))
+struct DeclarativeRefusalTests {
+    private static func manifest(_ operations: String, columns: String = "") -> String {
+        """
+        {"format": 2, "name": "orders", "table": "public.orders", "key": "id"\(columns),
+         "operations": [\(operations)]}
+        """
+    }
+
+    private static let valid = manifest("""
+        {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
+          "up": "CASE status WHEN 'new' THEN 1 ELSE 2 END", "down": "CASE status_code WHEN 1 THEN 'new' ELSE 'paid' END"}}
+        """)
+
+    /// The table's shape: its columns, the triggers on it and the functions in `cutover`.
+    private static let shape = """
+        SELECT (SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute
+                 WHERE attrelid = 'public.orders'::regclass AND attnum > 0 AND NOT attisdropped)
+            || ' triggers=' || (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.orders'::regclass AND NOT tgisinternal)
+            || ' functions=' || (SELECT count(*) FROM pg_proc WHERE pronamespace = 'cutover'::regnamespace AND proname LIKE 'orders%')
+        """
+
+    /// A database with `orders`, tracked at baseline by the valid plan, and its folder.
+    private func baseline(_ label: String) async throws -> (WorkflowDatabase, PlanFolder) {
+        let db = try await WorkflowDatabase.make(label, rows: 1)
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: """
+                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO orders VALUES (1, 'new'), (2, 'paid')
+                """)
+        }
+        let folder = try PlanFolder.make(label, files: ["plan.json": Self.valid])
+        let initialized = try await db.phase("--plan", folder.path, "init")
+        #expect(initialized.status == 0, "\(initialized.diagnostics)")
+        return (db, folder)
+    }
+
+    /// Runs expand with `plan.json` replaced by `manifest`; expects `status` and one line
+    /// containing each of `lines`, and the table as it was.
+    private func expectExpandRefused(_ label: String, _ manifest: String, status: Int32, naming lines: [String]) async throws {
+        let (db, folder) = try await baseline(label)
+        defer { folder.remove() }
+        let before = try await db.value(String.self, Self.shape)
+        try folder.write("plan.json", manifest)
+        let run = try await db.phase("--plan", folder.path, "expand")
+        #expect(run.status == status, "\(run.diagnostics)")
+        for line in lines { #expect(run.diagnostics.contains(line), "\(run.diagnostics)") }
+        if status == 64 { #expect(run.diagnostics.split(separator: "\n").count == 1, "\(run.diagnostics)") }
+        #expect(try await db.value(String.self, Self.shape) == before)
+        #expect(try await db.phaseName(plan: "orders") == "baseline")
+    }
+
+    @Test func anUnknownOperationIsAUsageError() async throws {
+        try await expectExpandRefused("decl_unknown_op", Self.manifest(#"{"rename_colum": {"from": "status", "to": "state"}}"#),
+                                      status: 64, naming: ["plan.json: operations[0].rename_colum: expected one of add_column"])
+    }
+
+    @Test func anUnknownKeyIsAUsageError() async throws {
+        try await expectExpandRefused("decl_unknown_key", Self.manifest(#"{"add_column": {"name": "note", "type": "text", "nullable": true}}"#),
+                                      status: 64, naming: ["operations[0].add_column", "nullable"])
+    }
+
+    @Test func anExpressionNamingAColumnThePlanDoesNotKnowIsAUsageError() async throws {
+        try await expectExpandRefused("decl_unknown_column", Self.manifest(#"{"add_column": {"name": "note", "type": "text", "up": "upper(stauts)"}}"#),
+                                      status: 64, naming: [#"operations[0].add_column.up: expected a column the plan knows here"#, #"found "stauts""#])
+    }
+
+    @Test func aNotNullColumnWithNothingToFillItIsAUsageError() async throws {
+        try await expectExpandRefused("decl_no_fill", Self.manifest(#"{"add_column": {"name": "note", "type": "text", "notNull": true}}"#),
+                                      status: 64, naming: ["contract could never complete"])
+    }
+
+    @Test func aDeclaredColumnMissingFromTheTableIsRefusedByTheChecks() async throws {
+        try await expectExpandRefused("decl_missing_column",
+                                      Self.manifest(#"{"add_column": {"name": "note", "type": "text", "up": "upper(customer)"}}"#,
+                                                    columns: #", "columns": ["customer"]"#),
+                                      status: 3, naming: ["check failed: columns present"])
+    }
+
+    @Test func anExpressionTheServerCannotCompileIsRefusedNamingIt() async throws {
+        try await expectExpandRefused("decl_bad_expression", Self.manifest("""
+            {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
+              "up": "CASE status WHEN 'new' THEN 'one' END", "down": "CASE status_code WHEN 1 THEN 'new' END"}},
+            {"add_column": {"name": "note", "type": "txet"}}
+            """), status: 3, naming: [
+                "check failed: the plan's expressions compile",
+                "the up expression of status_code: return type mismatch in function declared to return smallint",
+                #"the type of note: type "txet" does not exist"#,
+            ])
+    }
+
+    @Test func theValidPlanPassesTheProbeAndExpands() async throws {
+        let (db, folder) = try await baseline("decl_valid")
+        defer { folder.remove() }
+        let checked = try await db.phase("--plan", folder.path, "check", "expand")
+        #expect(checked.status == 0, "\(checked.diagnostics)")
+        #expect(checked.output.contains("ok     the plan's expressions compile: expected every one compiles, observed all"))
+        let expanded = try await db.phase("--plan", folder.path, "expand")
+        #expect(expanded.status == 0, "\(expanded.diagnostics)")
+        #expect(try await db.value(String.self, Self.shape) == "id,status,status_code triggers=1 functions=3")
+    }
+}

@@ -52,6 +52,13 @@ struct DeclarativeSyncTriggerTests {
         Case(name: "modern INSERT … ON CONFLICT DO UPDATE",
              sql: "INSERT INTO orders (id, status_code) VALUES (3, 2) ON CONFLICT (id) DO UPDATE SET status_code = EXCLUDED.status_code",
              id: 3, status: "paid", code: "2"),
+        Case(name: "legacy COPY naming the legacy column", sql: #"COPY orders (id, status) FROM PROGRAM 'printf "30\\tpaid\\n"'"#,
+             id: 30, status: "paid", code: "2"),
+        Case(name: "modern COPY naming the modern column", sql: #"COPY orders (id, status_code) FROM PROGRAM 'printf "31\\t3\\n"'"#,
+             id: 31, status: "shipped", code: "3"),
+        Case(name: "a new writer saying it is modern", sql: """
+            BEGIN; SET LOCAL cutover.writer = 'modern'; INSERT INTO orders (id, status, status_code) VALUES (32, 'new', 1); COMMIT
+            """, id: 32, status: "new", code: "1"),
         Case(name: "multi-row legacy INSERT … SELECT", sql: "INSERT INTO orders (id, status) SELECT 20 + n, 'new' FROM generate_series(0, 2) AS n",
              id: 21, status: "new", code: "1"),
     ]

@@ -81,32 +81,18 @@ struct DeclarativeCycleTests {
     func wholeCycle(_ example: Example) async throws {
         let database = try await TestPostgres.database("declarative_cycle")
         let compiled = try example.manifest.map { try DeclarativePlan(manifest: Array($0.utf8)).compile() } ?? Self.compile(example.name)
-        let texts = compiled.fileTexts
-        let plan = compiled.plan
         try await onThread {
             let connection = try database.connect()
             _ = try ControlSchema.install(on: connection)
             try connection.execute(unsafeSQL: example.schema)
-            let version = connection.serverVersion
-            for check in plan.step(.expand)?.checks ?? [] { try Self.expectPasses(check, on: connection) }
-            for file in plan.step(.expand)?.apply(onServerVersionNumber: version) ?? [] {
-                try connection.execute(unsafeSQL: texts[file.path] ?? "")
-            }
+            let steps = CompiledSteps(compiled: compiled, connection: connection)
+            #expect(try steps.failingChecks(.expand) == [])
+            try steps.run(.expand)
             try connection.execute(unsafeSQL: example.legacyWrite)
             try connection.execute(unsafeSQL: example.modernWrite)
-            let backfill = try #require(plan.step(.backfill)?.backfill)
-            var cursor: String?
-            repeat {
-                cursor = try connection.query(PostgresQuery(unsafeSQL: texts[backfill.batch.path] ?? "",
-                                                            binds: [cursor.postgresBind, Int32(3).postgresBind]))[0]
-                    .decode(String?.self, "last_key")
-            } while cursor != nil
-            let remaining = try connection.query(PostgresQuery(unsafeSQL: texts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)
-            #expect(remaining == 0)
-            for check in plan.step(.contract)?.checks ?? [] { try Self.expectPasses(check, on: connection) }
-            for file in plan.step(.contract)?.apply(onServerVersionNumber: version) ?? [] {
-                try connection.execute(unsafeSQL: texts[file.path] ?? "")
-            }
+            #expect(try steps.backfill(batchSize: 3) == 0)
+            #expect(try steps.failingChecks(.contract) == [])
+            try steps.run(.contract)
             #expect(try connection.query(PostgresQuery(unsafeSQL: example.contracted))[0].decode(Bool.self, at: 0))
         }
     }
@@ -115,17 +101,16 @@ struct DeclarativeCycleTests {
     func revertExpand(_ example: Example) async throws {
         let database = try await TestPostgres.database("declarative_revert")
         let compiled = try example.manifest.map { try DeclarativePlan(manifest: Array($0.utf8)).compile() } ?? Self.compile(example.name)
-        let texts = compiled.fileTexts
-        let expand = try #require(compiled.plan.step(.expand))
         try await onThread {
             let connection = try database.connect()
             _ = try ControlSchema.install(on: connection)
             try connection.execute(unsafeSQL: example.schema)
+            let steps = CompiledSteps(compiled: compiled, connection: connection)
             let before = try Self.columns(on: connection)
-            for file in expand.apply { try connection.execute(unsafeSQL: texts[file.path] ?? "") }
+            try steps.run(.expand)
             try connection.execute(unsafeSQL: example.legacyWrite)
             #expect(try Self.columns(on: connection) != before)
-            for file in expand.revert { try connection.execute(unsafeSQL: texts[file.path] ?? "") }
+            try steps.run(.expand, revert: true)
             #expect(try Self.columns(on: connection) == before)
             let leftovers = try connection.query("""
                 SELECT (SELECT count(*) FROM pg_proc WHERE pronamespace = 'cutover'::regnamespace AND proname LIKE '%sync%')
@@ -133,7 +118,7 @@ struct DeclarativeCycleTests {
                 """)[0].decode(Int64.self, "n")
             #expect(leftovers == 0)
             // Running the revert again, as the runner does after a stopped expand, changes nothing and fails not.
-            for file in expand.revert { try connection.execute(unsafeSQL: texts[file.path] ?? "") }
+            try steps.run(.expand, revert: true)
         }
     }
 
@@ -143,11 +128,5 @@ struct DeclarativeCycleTests {
             SELECT table_name || '.' || column_name || ' ' || data_type AS c FROM information_schema.columns
              WHERE table_schema = 'public' ORDER BY table_name, ordinal_position
             """).map { try $0.decode(String.self, "c") }
-    }
-
-    static func expectPasses(_ check: PlanCheck, on connection: PostgresConnection) throws {
-        guard case .inline(let sql) = check.query else { return }
-        let observed = try connection.query(PostgresQuery(unsafeSQL: sql)).first?.text(at: 0)
-        #expect(check.expectation.evaluate(observed: observed), "\(check.name): \(check.expectation.describe(observed: observed))")
     }
 }

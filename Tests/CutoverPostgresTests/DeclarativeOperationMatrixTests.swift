@@ -72,15 +72,13 @@ struct DeclarativeOperationMatrixTests {
     func everyOperationKind() async throws {
         let database = try await TestPostgres.database("declarative_operations")
         let compiled = try DeclarativePlan(manifest: Array(Self.manifest.utf8)).compile()
-        let texts = compiled.fileTexts
-        let plan = compiled.plan
         try await onThread {
             let setup = try database.connect()
             _ = try ControlSchema.install(on: setup)
             try setup.execute(unsafeSQL: Self.schema)
-            let version = setup.serverVersion
-            for check in plan.step(.expand)?.checks ?? [] { try DeclarativeCycleTests.expectPasses(check, on: setup) }
-            for file in plan.step(.expand)?.apply(onServerVersionNumber: version) ?? [] { try setup.execute(unsafeSQL: texts[file.path] ?? "") }
+            let steps = CompiledSteps(compiled: compiled, connection: setup)
+            #expect(try steps.failingChecks(.expand) == [])
+            try steps.run(.expand)
             let expanded = try Self.indexes(on: setup)
             #expect(expanded == ["items_cutover_unconverted", "items_legacy_code_idx", "items_name_idx", "items_pkey"])
 
@@ -91,21 +89,15 @@ struct DeclarativeOperationMatrixTests {
                 #expect(row == step.row, "\(step.name)")
             }
 
-            let backfill = try #require(plan.step(.backfill)?.backfill)
-            var cursor: String?
-            repeat {
-                cursor = try setup.query(PostgresQuery(unsafeSQL: texts[backfill.batch.path] ?? "",
-                                                       binds: [cursor.postgresBind, Int32(2).postgresBind]))[0].decode(String?.self, "last_key")
-            } while cursor != nil
-            #expect(try setup.query(PostgresQuery(unsafeSQL: texts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0) == 0)
+            #expect(try steps.backfill(batchSize: 2) == 0)
             #expect(try Self.row(1, on: setup) == "one|description for one|B1|none")
             #expect(try Self.row(3, on: setup) == "drei|description for drei|A3|n3")
             // The backfill cannot tell a NULL a modern writer gave from a row not yet converted.
             let modernNull = try Self.row(14, on: setup)
             #expect(modernNull == "fourteen|description for fourteen|code-14|n14")
 
-            for check in plan.step(.contract)?.checks ?? [] { try DeclarativeCycleTests.expectPasses(check, on: setup) }
-            for file in plan.step(.contract)?.apply(onServerVersionNumber: version) ?? [] { try setup.execute(unsafeSQL: texts[file.path] ?? "") }
+            #expect(try steps.failingChecks(.contract) == [])
+            try steps.run(.contract)
             let contracted = try setup.query("""
                 SELECT (SELECT string_agg(attname || CASE WHEN attnotnull THEN '!' ELSE '' END, ',' ORDER BY attnum) FROM pg_attribute
                          WHERE attrelid = 'items'::regclass AND attnum > 0 AND NOT attisdropped) AS columns,

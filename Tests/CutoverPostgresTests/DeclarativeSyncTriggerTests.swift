@@ -79,10 +79,6 @@ struct DeclarativeSyncTriggerTests {
     func statementMatrix() async throws {
         let database = try await TestPostgres.database("declarative_sync")
         let compiled = try DeclarativePlan(manifest: Array(Self.manifest.utf8)).compile()
-        let texts = compiled.fileTexts
-        let expand = try #require(compiled.plan.step(.expand))
-        let backfill = try #require(compiled.plan.step(.backfill)?.backfill)
-        let contractChecks = try #require(compiled.plan.step(.contract)).checks
         try await onThread {
             let setup = try database.connect()
             _ = try ControlSchema.install(on: setup)
@@ -90,7 +86,8 @@ struct DeclarativeSyncTriggerTests {
                 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
                 INSERT INTO orders VALUES (1, 'new'), (2, 'paid'), (3, 'shipped'), (4, 'new'), (5, 'paid')
                 """)
-            for file in expand.apply { try setup.execute(unsafeSQL: texts[file.path] ?? "") }
+            let steps = CompiledSteps(compiled: compiled, connection: setup)
+            try steps.run(.expand)
             let legacy = try database.connect(applicationName: "legacy-app")
             for step in Self.beforeBackfill {
                 try legacy.execute(unsafeSQL: step.sql)
@@ -101,23 +98,12 @@ struct DeclarativeSyncTriggerTests {
                 """)
             #expect(try activity[0].decode(Bool.self, "seen"))
 
-            var cursor: String?
-            repeat {
-                let row = try setup.query(PostgresQuery(unsafeSQL: texts[backfill.batch.path] ?? "",
-                                                        binds: [cursor.postgresBind, Int32(2).postgresBind]))[0]
-                cursor = try row.decode(String?.self, "last_key")
-            } while cursor != nil
-            let remaining = try setup.query(PostgresQuery(unsafeSQL: texts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)
-            #expect(remaining == 0)
+            #expect(try steps.backfill(batchSize: 2) == 0)
             for step in Self.afterBackfill {
                 try legacy.execute(unsafeSQL: step.sql)
                 try Self.expectRow(step, on: legacy)
             }
-            for check in contractChecks {
-                guard case .inline(let sql) = check.query else { continue }
-                let observed = try setup.query(PostgresQuery(unsafeSQL: sql)).first?.text(at: 0)
-                #expect(check.expectation.evaluate(observed: observed), "\(check.name): \(check.expectation.describe(observed: observed))")
-            }
+            #expect(try steps.failingChecks(.contract) == [])
         }
     }
 

@@ -1,0 +1,43 @@
+import Cutover
+import CutoverPostgres
+import PostgresClient
+import Testing
+
+/// A compiled plan's steps run by hand on one connection, as the runner would run them but
+/// without its checks and records: for tests of what the generated SQL does.
+struct CompiledSteps {
+    let compiled: CompiledPlan
+    let connection: PostgresConnection
+
+    var plan: MigrationPlan { compiled.plan }
+
+    /// Runs each file of `kind`'s apply (or revert) list that runs on this server.
+    func run(_ kind: PlanStep.Kind, revert: Bool = false) throws {
+        let step = try #require(plan.step(kind))
+        let files = revert ? step.revert(onServerVersionNumber: connection.serverVersion)
+            : step.apply(onServerVersionNumber: connection.serverVersion)
+        for file in files { try connection.execute(unsafeSQL: compiled.fileTexts[file.path] ?? "") }
+    }
+
+    /// Runs backfill batches of `batchSize` until none is left, and returns the rows remaining by its count.
+    @discardableResult
+    func backfill(batchSize: Int32) throws -> Int64 {
+        let backfill = try #require(plan.step(.backfill)?.backfill)
+        var cursor: String?
+        repeat {
+            cursor = try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.batch.path] ?? "",
+                                                        binds: [cursor.postgresBind, batchSize.postgresBind]))[0]
+                .decode(String?.self, "last_key")
+        } while cursor != nil
+        return try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)
+    }
+
+    /// The names of `kind`'s inline checks that fail now, each with what it observed.
+    func failingChecks(_ kind: PlanStep.Kind) throws -> [String] {
+        try (plan.step(kind)?.checks ?? []).compactMap { check in
+            guard case .inline(let sql) = check.query else { return nil }
+            let observed = try connection.query(PostgresQuery(unsafeSQL: sql)).first?.text(at: 0)
+            return check.expectation.evaluate(observed: observed) ? nil : "\(check.name): \(check.expectation.describe(observed: observed))"
+        }
+    }
+}

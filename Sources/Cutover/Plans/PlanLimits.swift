@@ -24,6 +24,9 @@ public enum PlanLimits {
 
     /// The modern writer window of a declarative plan that names none: 10 minutes.
     public static let defaultModernWriterWindow: Duration = .seconds(600)
+    /// The `application_name` pattern of legacy sessions a declarative plan assumes when it
+    /// names none, so that contract's "no legacy session connected" is never skipped by omission.
+    public static let defaultLegacyApplicationPattern = "legacy-%"
 
     /// The largest manifest accepted, in bytes: 1 MiB.
     public static let maximumManifestByteCount = 1 << 20

@@ -87,6 +87,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case expressionColumns(expected: [String], found: [String])
     /// A hand-written file under `compiled/`, where the compiler puts its own.
     case reservedPath(String)
+    /// `rename_table` shares its plan with other operations (`count` in all).
+    case renameNotAlone(count: Int)
 
     /// `expected …; found …`, the found part escaped and cut short.
     public var description: String {
@@ -173,6 +175,9 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
             ("one expression for each of \(expected.joined(separator: ", "))", found.isEmpty ? "none" : found.joined(separator: ", "))
         case .reservedPath(let path):
             ("a hand-written file outside compiled/, which holds the compiled files", DisplayText.quoted(path))
+        case .renameNotAlone(let count):
+            ("rename_table as the plan's only operation (rename in a plan of its own, before or after the others)",
+             "\(count) operations")
         }
     }
 

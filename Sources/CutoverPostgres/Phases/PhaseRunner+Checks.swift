@@ -222,7 +222,7 @@ extension PhaseRunner {
             // nothing an old writer writes.
             let isUntracked = source.compiled.map { !$0.tracksLegacyWrites } ?? false
             return CheckOutcome(name: "no legacy write within the window", isPassed: isUntracked,
-                                observed: isUntracked ? "none to watch: the plan changes nothing old writers write"
+                                observed: isUntracked ? "not tracked: \(source.compiled?.legacyWritesNote ?? "")"
                                     : "not tracked: cutover.legacy_activity has no row for \(plan.table)",
                                 expected: expected,
                                 message: "the plan's expand must record legacy writes in cutover.legacy_activity under "

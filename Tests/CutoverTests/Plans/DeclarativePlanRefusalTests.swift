@@ -34,6 +34,10 @@ struct DeclarativePlanRefusalTests {
 
     static let refusals: [Refusal] = [
         Refusal("an unknown operation", #"{"rename_colum": {}}"#, field: "operations[0].rename_colum", .unknownOperation("rename_colum")),
+        Refusal("a rename beside other operations", #"{"drop_index": {"name": "a"}}, {"rename_table": {"to": "purchases"}}"#,
+                field: "operations[1]", .renameNotAlone(count: 2)),
+        Refusal("a rename with an unknown key", #"{"rename_table": {"to": "purchases", "schema": "sales"}}"#,
+                field: "operations[0].rename_table", .unknownKeys(["schema"], allowed: ["to"])),
         Refusal("two operations in one entry", #"{"drop_index": {"name": "a"}, "drop_constraint": {"name": "b"}}"#,
                 field: "operations[0]", .operationKeyCount(found: 2)),
         Refusal("an unknown key of an operation", #"{"drop_index": {"name": "a", "concurrently": true}}"#,
@@ -101,7 +105,7 @@ struct DeclarativePlanRefusalTests {
             + #"(id, status, status_code); list other existing columns in "columns"; found "statsu""#)
         let operation = try #require(throws: PlanManifestError.self) { try DeclarativePlan(manifest: Self.manifest(#"{"rename_colum": {}}"#)) }
         #expect(operation.description == "plan.json: operations[0].rename_colum: expected one of add_column, alter_column, drop_column, "
-            + #"create_index, drop_index, add_constraint, drop_constraint, set_not_null, sql; found "rename_colum""#)
+            + #"create_index, drop_index, add_constraint, drop_constraint, set_not_null, rename_table, sql; found "rename_colum""#)
     }
 
     @Test("each format is read by its own reader, and PlanDocument reads both")

@@ -8,6 +8,8 @@ public struct CompiledPlan: Sendable, Hashable {
     /// Whether expand's trigger records legacy writes in `cutover.legacy_activity`; false when
     /// the plan changes nothing an old writer writes, so there is no legacy write to watch for.
     public let tracksLegacyWrites: Bool
+    /// Why legacy writes are not tracked, when they are not.
+    public let legacyWritesNote: String
     /// Statements that compile every expression, type and name of the plan against a
     /// temporary copy of the table, for the runner to run in a transaction it rolls back
     /// before expand: a mistake is refused by the server before the real table is touched.

@@ -24,10 +24,14 @@ public enum DeclarativeOperation: Sendable, Hashable {
     /// Hand-written SQL files (`sql`): run after the generated expand, before the generated
     /// revert, and before contract's last file.
     case sql(HandWrittenSQL)
+    /// A new name for the table (`rename_table`), in the same schema: from expand on, the new
+    /// name is a view of the table for new writers; contract drops the view and renames the
+    /// table, so old writers keep the table itself, and every statement, until contract.
+    case renameTable(to: String)
 
     /// The operations' names as a plan spells them, in the order the reference lists them.
     public static let names = ["add_column", "alter_column", "drop_column", "create_index", "drop_index",
-                               "add_constraint", "drop_constraint", "set_not_null", "sql"]
+                               "add_constraint", "drop_constraint", "set_not_null", "rename_table", "sql"]
 
     /// A column the plan adds, as `add_column` or an `alter_column`'s `to` declares it.
     public struct ColumnDefinition: Sendable, Hashable {

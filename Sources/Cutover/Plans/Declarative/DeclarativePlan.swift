@@ -17,8 +17,9 @@
 /// ```
 ///
 /// Keys (required unless marked optional; no other key is accepted, anywhere):
-/// - `format`: 2. `name`, `legacyApplicationPattern` (optional) and `modernWriterWindow`
-///   (optional, default `10m`) as in format 1 (``MigrationPlan``).
+/// - `format`: 2. `name` and `modernWriterWindow` (optional, default `10m`) as in format 1
+///   (``MigrationPlan``); `legacyApplicationPattern` (optional) as in format 1, but `legacy-%`
+///   when not given, so that contract's check for legacy sessions always runs.
 /// - `table`: `name` or `schema.name`, each part 1 to 63 bytes.
 /// - `key`: the column, or the list of 1 to 32 columns, of a unique key the backfill walks in
 ///   order (the primary key, usually), of any orderable type.
@@ -38,6 +39,7 @@
 ///   - `add_constraint`: `name` and exactly one of `check` (an expression), `unique` (columns)
 ///     and `foreignKey` (columns, with `references`).
 ///   - `set_not_null`: `column`, `up` (optional: the value for NULLs).
+///   - `rename_table`: `to`, the new name in the same schema; the plan's only operation.
 ///   - `sql`: `expand`, `revert`, `contract`: lists of hand-written SQL files, as format 1
 ///     names them (not under `compiled/`, which is the compiler's).
 ///
@@ -53,7 +55,7 @@ public struct DeclarativePlan: Sendable, Hashable {
     public let key: [String]
     /// Existing columns the expressions read and the plan does not change.
     public let columns: [String]
-    /// A `LIKE` pattern over `application_name` marking legacy sessions, if given.
+    /// A `LIKE` pattern over `application_name` marking legacy sessions.
     public let legacyApplicationPattern: String?
     /// How long the modern writer must write before contract.
     public let modernWriterWindow: Duration

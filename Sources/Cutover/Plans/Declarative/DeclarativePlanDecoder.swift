@@ -22,6 +22,7 @@ enum DeclarativePlanDecoder {
             try reader.claimList(value, count: 1...PlanLimits.maximumListCount, as: .read)
         } ?? []
         let pattern = try root.optional("legacyApplicationPattern")?.text(length: PlanLimits.legacyApplicationPatternLength)
+            ?? PlanLimits.defaultLegacyApplicationPattern
         let window = try root.optional("modernWriterWindow").map(PlanManifestDecoder.duration)
             ?? PlanLimits.defaultModernWriterWindow
         var batchSize = PlanLimits.defaultBatchSize
@@ -39,6 +40,9 @@ enum DeclarativePlanDecoder {
             operations.append(try operation(entry, reader: &reader, files: &files))
         }
         try reader.checkReferences()
+        if operations.count > 1, let index = operations.firstIndex(where: { if case .renameTable = $0 { true } else { false } }) {
+            throw ManifestValue(path: root["operations"].path.index(index), value: nil).fault(.renameNotAlone(count: operations.count))
+        }
         return DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: pattern,
                                modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
                                maximumReplicaLag: replicaLag, operations: operations)
@@ -88,6 +92,9 @@ enum DeclarativePlanDecoder {
         case "drop_constraint":
             try fields.refuseUnknownKeys(allowed: ["name"])
             return .dropConstraint(name: try identifier(fields["name"]))
+        case "rename_table":
+            try fields.refuseUnknownKeys(allowed: ["to"])
+            return .renameTable(to: try identifier(fields["to"]))
         case "set_not_null":
             try fields.refuseUnknownKeys(allowed: ["column", "up"])
             let column = try reader.claim(fields["column"], as: .notNullTarget)

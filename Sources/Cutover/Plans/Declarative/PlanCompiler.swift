@@ -116,7 +116,7 @@ struct PlanCompiler {
                 case .foreignKey(let columns, let references):
                     atContract.append(.init(name: constraint.name, kind: .foreignKey(columns: columns, references: references)))
                 }
-            case .createIndex, .dropIndex, .dropConstraint, .sql:
+            case .createIndex, .dropIndex, .dropConstraint, .sql, .renameTable:
                 break
             }
         }
@@ -132,6 +132,7 @@ struct PlanCompiler {
     }
 
     func compiled() -> CompiledPlan {
+        if case .renameTable(let newName)? = plan.operations.first { return renameCompiled(to: newName) }
         let expand = expandFiles()
         let expandRevert = expandRevertFiles()
         let (batch, remaining) = (backfillBatch(), backfillRemaining())
@@ -156,7 +157,8 @@ struct PlanCompiler {
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps)
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert,
-                            tracksLegacyWrites: trigger.isNeeded, expressionProbe: expressionProbe())
+                            tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
+                            expressionProbe: expressionProbe())
     }
 
     // MARK: Shared pieces

@@ -65,9 +65,10 @@ struct ContractByServerVersionTests {
         let failing = try PlanFixtures.folder { $0["contract_validate.sql"] = "SELECT 1 / 0;" }
         try await onThread {
             let connection = try database.connect()
-            let runner = try self.runner(connection)
+            // The plan whose contract fails from the start: a plan is pinned at its first step.
+            let runner = try self.runner(connection, plan: failing)
             for step in [PhaseStep.expand, .switchModern, .backfill] { try runner.run(step) }
-            #expect(throws: PostgresError.self) { try self.runner(connection, plan: failing).run(.contract) }
+            #expect(throws: PostgresError.self) { try runner.run(.contract) }
             let isNotNullConstraintVersion = connection.serverVersion >= 180_000
             #expect(try self.documentConstraints(connection)
                 == [isNotNullConstraintVersion ? "drafts_document_present n not valid" : "drafts_document_present c not valid"])

@@ -179,9 +179,10 @@ struct RunnerEdgeTests {
         let failing = try planFolder { $0["contract_validate.sql"] = "SELECT 1 / 0;" }
         try await onThread {
             let connection = try database.connect()
-            let runner = try self.runner(connection)
+            // The plan whose contract fails from the start: a plan is pinned at its first step.
+            let runner = try self.runner(connection, plan: failing)
             for step in [PhaseStep.expand, .switchModern, .backfill] { try runner.run(step) }
-            #expect(throws: PostgresError.self) { try self.runner(connection, plan: failing).run(.contract) }
+            #expect(throws: PostgresError.self) { try runner.run(.contract) }
             #expect(try runner.state().phase == .backfilled)
             let first = try #require(runner.files(for: .contract).first?.path)
             #expect(try runner.halfDoneStep(in: .backfilled)?.appliedFiles == [first])

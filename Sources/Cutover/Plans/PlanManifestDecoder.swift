@@ -172,7 +172,8 @@ enum PlanManifestDecoder {
         return path
     }
 
-    private static func checks(_ value: ManifestValue) throws(ManifestFault) -> [PlanCheck] {
+    /// A step's list of checks, each with a name no other check of the list has.
+    static func checks(_ value: ManifestValue) throws(ManifestFault) -> [PlanCheck] {
         var checks: [PlanCheck] = []
         for entry in try value.array(count: 0...PlanLimits.maximumListCount) {
             let object = try entry.object()

@@ -1,4 +1,5 @@
 import Cutover
+import Foundation
 import Testing
 
 @Suite("Compiling declarative plans")
@@ -13,6 +14,33 @@ struct DeclarativeCompilerTests {
         for (path, text) in expected.sorted(by: { $0.key < $1.key }) {
             #expect(stored[path] == text, "\(example)/\(path) differs from its golden file")
         }
+    }
+
+    @Test("a plan's own checks run after the ones derived for their step; their files are read as hand-written ones")
+    func ownChecks() throws {
+        let start = """
+            {"format": 2, "name": "orders", "table": "orders", "key": "id",
+             "operations": [{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
+                                               "up": "CASE status WHEN 'new' THEN 1 END", "down": "CASE status_code WHEN 1 THEN 'new' END"}}]
+            """
+        let checks = """
+            , "checks": {"contract": [{"name": "no unknown code", "sql": "SELECT count(*) FROM orders WHERE status_code > 1",
+                                       "expect": "= 0", "message": "fix the codes first"}],
+                         "switch": [{"name": "from a file", "sqlFile": "checks/switch.sql", "expect": "= 0", "message": "m"}]}
+            """
+        let plan = try DeclarativePlan(manifest: Array((start + checks + "}").utf8))
+        let bare = try DeclarativePlan(manifest: Array((start + "}").utf8))
+        #expect(bare.checks.isEmpty && plan.checks.count == 2)
+        let compiled = plan.compile().plan
+        let derived = bare.compile().plan
+        for kind in PlanStep.Kind.allCases {
+            let own = plan.checks[kind] ?? []
+            #expect(compiled.step(kind)?.checks == (derived.step(kind)?.checks ?? []) + own, "\(kind)")
+        }
+        #expect(compiled.step(.contract)?.checks.last?.name == "no unknown code")
+        #expect(compiled.step(.switch)?.checks.last?.query == .file(path: "checks/switch.sql"))
+        #expect(plan.handWrittenFilePaths == ["checks/switch.sql"])
+        #expect(plan.compile().files == bare.compile().files)
     }
 
     @Test("every file a step names is generated, or hand-written by an sql operation")

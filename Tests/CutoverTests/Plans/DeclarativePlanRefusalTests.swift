@@ -28,6 +28,14 @@ struct DeclarativePlanRefusalTests {
 
     static let alter = #"{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"}, "up": "UP", "down": "DOWN"}}"#
 
+    /// A check of the plan's own, named `name`, as JSON.
+    static func check(_ name: String) -> String {
+        #"{"name": "\#(name)", "sql": "SELECT 0", "expect": "= 0", "message": "m"}"#
+    }
+
+    /// An alter_column whose expressions read only its columns.
+    static let validAlter = alter(up: #""length(status)""#)
+
     static func alter(up: String, down: String = #""'x'""#) -> String {
         alter.replacing("\"UP\"", with: up).replacing("\"DOWN\"", with: down)
     }
@@ -44,7 +52,7 @@ struct DeclarativePlanRefusalTests {
                 field: "operations[0].drop_index", .unknownKeys(["concurrently"], allowed: ["name"])),
         Refusal("an unknown root key", #"{"drop_index": {"name": "a"}}"#, extra: #" "colour": 1,"#,
                 field: "", .unknownKeys(["colour"], allowed: ["format", "name", "table", "key", "columns", "legacyApplicationPattern",
-                                                             "modernWriterWindow", "backfill", "operations"])),
+                                                             "modernWriterWindow", "backfill", "operations", "checks"])),
         Refusal("a column the plan does not know", alter(up: #""CASE statsu WHEN 'new' THEN 1 END""#),
                 field: "operations[0].alter_column.up", .unknownColumn("statsu", known: ["id", "status", "status_code"])),
         Refusal("an alter_column's up reading a column of the table outside the change", alter(up: #""total""#),
@@ -78,6 +86,22 @@ struct DeclarativePlanRefusalTests {
                 field: "operations[0].sql.expand[0]", .reservedPath("compiled/expand.sql")),
         Refusal("a type that is not one", #"{"add_column": {"name": "a", "type": "int; DROP TABLE x"}}"#,
                 field: "operations[0].add_column.type", .notOneOf("int; DROP TABLE x", allowed: ["a type such as smallint, varchar(255) or public.mood"])),
+        Refusal("own checks for a step that does not exist", validAlter, extra: #" "checks": {"cleanup": []},"#,
+                field: "checks", .unknownKeys(["cleanup"], allowed: ["expand", "switch", "backfill", "contract"])),
+        Refusal("an own check with the name of one the compiler derives for its step", validAlter,
+                extra: #" "checks": {"contract": [{"name": "legacy writes tracked", "sql": "SELECT 0", "expect": "= 0", "message": "m"}]},"#,
+                field: "checks.contract[0].name", .repeatedCheckName("legacy writes tracked")),
+        Refusal("two own checks of one step with one name", validAlter,
+                extra: #" "checks": {"switch": [\#(check("a")), \#(check("a"))]},"#,
+                field: "checks.switch[1].name", .repeatedCheckName("a")),
+        Refusal("an own check's file where compiled files go", validAlter,
+                extra: #" "checks": {"expand": [{"name": "a", "sqlFile": "compiled/a.sql", "expect": "= 0", "message": "m"}]},"#,
+                field: "checks.expand[0].sqlFile", .reservedPath("compiled/a.sql")),
+        Refusal("an own check with an unknown key", validAlter,
+                extra: #" "checks": {"backfill": [{"name": "a", "sql": "SELECT 0", "expect": "= 0", "message": "m", "when": "now"}]},"#,
+                field: "checks.backfill[0]", .unknownKeys(["when"], allowed: ["name", "sql", "sqlFile", "expect", "message"])),
+        Refusal("own checks that are not an object of lists", validAlter, extra: #" "checks": [],"#,
+                field: "checks", .wrongType(expected: [.object], found: .array)),
         Refusal("an index method that does not exist", #"{"create_index": {"name": "i", "columns": "total", "method": "btre"}}"#,
                 field: "operations[0].create_index.method", .notOneOf("btre", allowed: ["btree", "hash", "gist", "spgist", "gin", "brin"])),
     ]

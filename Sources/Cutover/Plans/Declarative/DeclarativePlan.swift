@@ -42,6 +42,11 @@
 ///   - `rename_table`: `to`, the new name in the same schema; the plan's only operation.
 ///   - `sql`: `expand`, `revert`, `contract`: lists of hand-written SQL files, as format 1
 ///     names them (not under `compiled/`, which is the compiler's).
+/// - `checks` (optional): the plan's own checks, an object whose keys are step kinds
+///   (`expand`, `switch`, `backfill`, `contract`), each a list of checks as format 1 writes
+///   them (`name`, `sql` or `sqlFile`, `expect`, `message`). They run after the checks the
+///   compiler derives for the step, whose names they may not take; a `sqlFile` is not under
+///   `compiled/`.
 ///
 /// Expressions are SQL over one row (see ``SQLExpression``): they may read the key, the
 /// `columns`, and the columns the operations name, as each operation allows, and they run with
@@ -67,6 +72,8 @@ public struct DeclarativePlan: Sendable, Hashable {
     public let maximumReplicaLag: Duration
     /// The operations, in order.
     public let operations: [DeclarativeOperation]
+    /// The plan's own checks, by step, run after the ones the compiler derives.
+    public let checks: [PlanStep.Kind: [PlanCheck]]
 
     /// Reads and validates a format-2 manifest; `file` names it in errors.
     public init(manifest: [UInt8], file: String = "plan.json") throws(PlanManifestError) {
@@ -80,7 +87,7 @@ public struct DeclarativePlan: Sendable, Hashable {
 
     init(name: String, table: QualifiedName, key: [String], columns: [String], legacyApplicationPattern: String?,
          modernWriterWindow: Duration, batchSize: Int, niceRatio: Double, maximumReplicaLag: Duration,
-         operations: [DeclarativeOperation]) {
+         operations: [DeclarativeOperation], checks: [PlanStep.Kind: [PlanCheck]]) {
         self.name = name
         self.table = table
         self.key = key
@@ -91,15 +98,27 @@ public struct DeclarativePlan: Sendable, Hashable {
         self.niceRatio = niceRatio
         self.maximumReplicaLag = maximumReplicaLag
         self.operations = operations
+        self.checks = checks
     }
 
-    /// The hand-written SQL files the `sql` operations name, each once, in plan order: what a
-    /// loader reads from the plan folder beside the compiled files.
+    /// The same plan with `checks` as its own checks.
+    func with(checks: [PlanStep.Kind: [PlanCheck]]) -> DeclarativePlan {
+        DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: legacyApplicationPattern,
+                        modernWriterWindow: modernWriterWindow, batchSize: batchSize, niceRatio: niceRatio,
+                        maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
+    }
+
+    /// The hand-written SQL files the `sql` operations and the plan's own checks name, each
+    /// once, in plan order: what a loader reads from the plan folder beside the compiled files.
     public var handWrittenFilePaths: [String] {
         var seen: Set<String> = []
-        return operations.flatMap { operation -> [String] in
+        let operationFiles = operations.flatMap { operation -> [String] in
             guard case .sql(let files) = operation else { return [] }
             return (files.expand + files.revert + files.contract).map(\.path)
-        }.filter { seen.insert($0).inserted }
+        }
+        let checkFiles = PlanStep.Kind.allCases.flatMap { kind in
+            (checks[kind] ?? []).compactMap { check -> String? in if case .file(let path) = check.query { path } else { nil } }
+        }
+        return (operationFiles + checkFiles).filter { seen.insert($0).inserted }
     }
 }

@@ -3,7 +3,7 @@
 /// last, once every operation has said which columns it names.
 enum DeclarativePlanDecoder {
     private static let rootKeys = ["format", "name", "table", "key", "columns", "legacyApplicationPattern",
-                                   "modernWriterWindow", "backfill", "operations"]
+                                   "modernWriterWindow", "backfill", "operations", "checks"]
     private static let backfillKeys = ["batchSize", "niceRatio", "maxReplicaLag"]
     private static let columnKeys = ["name", "type", "up", "default", "notNull", "unique", "check", "references"]
     private static let referenceKeys = ["table", "columns", "onDelete"]
@@ -43,9 +43,36 @@ enum DeclarativePlanDecoder {
         if operations.count > 1, let index = operations.firstIndex(where: { if case .renameTable = $0 { true } else { false } }) {
             throw ManifestValue(path: root["operations"].path.index(index), value: nil).fault(.renameNotAlone(count: operations.count))
         }
-        return DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: pattern,
-                               modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
-                               maximumReplicaLag: replicaLag, operations: operations)
+        let plan = DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: pattern,
+                                   modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
+                                   maximumReplicaLag: replicaLag, operations: operations, checks: [:])
+        guard let value = root.optional("checks") else { return plan }
+        return plan.with(checks: try ownChecks(value, of: plan))
+    }
+
+    /// The plan's own checks, by step: each step's list as format 1 gives it, refused where a
+    /// check repeats the name of one the compiler derives for that step or reads a file under
+    /// `compiled/`.
+    private static func ownChecks(_ value: ManifestValue, of plan: DeclarativePlan) throws(ManifestFault) -> [PlanStep.Kind: [PlanCheck]] {
+        let object = try value.object()
+        try object.refuseUnknownKeys(allowed: PlanStep.Kind.allCases.map(\.rawValue))
+        let compiler = PlanCompiler(plan)
+        var result: [PlanStep.Kind: [PlanCheck]] = [:]
+        for kind in PlanStep.Kind.allCases {
+            guard let list = object.optional(kind.rawValue) else { continue }
+            let checks = try PlanManifestDecoder.checks(list)
+            let derived = Set(compiler.derivedChecks(kind).map(\.name))
+            for (index, check) in checks.enumerated() {
+                let entry = list.path.index(index)
+                if derived.contains(check.name) {
+                    throw ManifestValue(path: entry.key("name"), value: nil).fault(.repeatedCheckName(check.name))
+                }
+                guard case .file(let path) = check.query else { continue }
+                if path.hasPrefix("compiled/") { throw ManifestValue(path: entry.key("sqlFile"), value: nil).fault(.reservedPath(path)) }
+            }
+            result[kind] = checks
+        }
+        return result
     }
 
     private static func operation(_ entry: ManifestValue, reader: inout DeclarativeColumnReader,

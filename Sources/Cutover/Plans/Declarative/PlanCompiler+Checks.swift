@@ -1,4 +1,13 @@
 extension PlanCompiler {
+    /// The checks the compiler derives for a step, before the plan's own.
+    func derivedChecks(_ kind: PlanStep.Kind) -> [PlanCheck] {
+        switch kind {
+        case .expand: expandChecks()
+        case .switch, .backfill: presenceChecks()
+        case .contract: presenceChecks() + contractChecks()
+        }
+    }
+
     /// Before expand: the table and every column the plan reads exist, and no modern column
     /// does yet, unless this plan's own expand added it (its trigger function exists then).
     func expandChecks() -> [PlanCheck] {

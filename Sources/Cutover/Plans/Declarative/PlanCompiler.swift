@@ -10,7 +10,7 @@ extension DeclarativePlan {
     /// - backfill: keyset batches over the key (see ``PlanCompiler/backfillBatch``);
     /// - contract: every other constraint the safe way, then, in its last file, the legacy
     ///   columns, the trigger and the functions dropped;
-    /// - each step's derived checks, and the reverts of expand and of a contract stopped
+    /// - each step's derived checks, then the plan's own, and the reverts of expand and of a contract stopped
     ///   before its last file.
     public func compile() -> CompiledPlan {
         PlanCompiler(self).compiled()
@@ -142,17 +142,18 @@ struct PlanCompiler {
             return files
         }
         let contractApply = contract.dropLast().map(\.planFile) + handWritten.flatMap(\.contract) + contract.suffix(1).map(\.planFile)
+        let checks = { (kind: PlanStep.Kind) in derivedChecks(kind) + (plan.checks[kind] ?? []) }
         let steps = [
             PlanStep(kind: .expand, apply: expand.map(\.planFile) + handWritten.flatMap(\.expand),
                      revert: handWritten.reversed().flatMap(\.revert) + expandRevert.map(\.planFile), backfill: nil,
-                     checks: expandChecks()),
-            PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: presenceChecks()),
+                     checks: checks(.expand)),
+            PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: checks(.switch)),
             PlanStep(kind: .backfill, apply: [], revert: [],
                      backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile, batchSize: plan.batchSize,
                                             niceRatio: plan.niceRatio, maximumReplicaLag: plan.maximumReplicaLag),
-                     checks: presenceChecks()),
+                     checks: checks(.backfill)),
             PlanStep(kind: .contract, apply: contractApply, revert: contractRevert.map(\.planFile), backfill: nil,
-                     checks: presenceChecks() + contractChecks()),
+                     checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps)

@@ -140,12 +140,12 @@ struct BackfillScenario {
         try await database.sql { connection in
             // Operations of earlier tables' live loads would replay: forget them.
             try connection.execute(unsafeSQL: "DROP TABLE IF EXISTS drafts; TRUNCATE cutover.operation_ledger")
-            try BenchDatabase.runPlanFiles(["baseline"], on: connection)
+            try BenchDatabase.createLegacyTable(on: connection)
             try connection.query("""
                 INSERT INTO drafts (id, title, revision)
                 SELECT 'draft-' || lpad(g::text, 9, '0'), 'Draft ' || g, 1 FROM generate_series(1, \(rows)) g
                 """)
-            try BenchDatabase.runPlanFiles(["expand", "expand_index"], on: connection)
+            try BenchDatabase.expandBuiltInPlan(on: connection)
             try connection.execute(unsafeSQL: "VACUUM ANALYZE drafts")
             try connection.execute(unsafeSQL: "CHECKPOINT")
             try connection.query("""

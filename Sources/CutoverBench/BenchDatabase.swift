@@ -28,9 +28,18 @@ struct BenchDatabase: Sendable {
         }
     }
 
-    /// Runs files of the built-in drafts plan (`sql/drafts/NAME.sql`), each as the runner would.
-    static func runPlanFiles(_ names: [String], on connection: PostgresConnection) throws {
-        for name in names { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/\(name).sql")) }
+    /// Creates the legacy drafts table as the built-in plan starts from (`sql/drafts/baseline.sql`).
+    static func createLegacyTable(on connection: PostgresConnection) throws {
+        try connection.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
+    }
+
+    /// Applies the built-in drafts plan's expand files, each in one exchange as the runner
+    /// would, without the runner's bookkeeping.
+    static func expandBuiltInPlan(on connection: PostgresConnection) throws {
+        let source = try PlanSource.builtIn()
+        for file in source.plan.step(.expand)?.apply(onServerVersionNumber: connection.serverVersion) ?? [] {
+            try connection.execute(unsafeSQL: source.text(file.path))
+        }
     }
 
     func drop() async {

@@ -151,7 +151,7 @@ final class RunnerFleetSwitch: FleetSwitch {
         let configuration = configuration
         let opened = try await runOnDedicatedThread {
             let connection = try PostgresConnection(configuration: configuration)
-            try BenchDatabase.runPlanFiles(["baseline"], on: connection)
+            try BenchDatabase.createLegacyTable(on: connection)
             let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn())
             try runner.initialize()
             try runner.run(.expand)

@@ -58,9 +58,9 @@ struct SaveScenario {
     private func prepare(_ database: BenchDatabase) async throws {
         let document = Self.document
         try await database.sql { connection in
-            try BenchDatabase.runPlanFiles(["baseline"], on: connection)
+            try BenchDatabase.createLegacyTable(on: connection)
             try ControlSchema.install(on: connection)
-            try BenchDatabase.runPlanFiles(["expand", "expand_index"], on: connection)
+            try BenchDatabase.expandBuiltInPlan(on: connection)
             try connection.query("""
                 INSERT INTO drafts (id, title, revision, document)
                 SELECT 'filler-' || g, 'Filler ' || g, 1, \(document)::jsonb FROM generate_series(1, 100000) g

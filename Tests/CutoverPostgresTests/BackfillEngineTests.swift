@@ -17,8 +17,7 @@ struct BackfillEngineTests {
                 INSERT INTO drafts (id, title, revision)
                 SELECT 'draft-' || lpad(n::text, 2, '0'), 'Legacy ' || n, 1 FROM generate_series(1, \(rows)) AS n
                 """)
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql"))
-            try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand_index.sql"))
+            try DraftsPlan.declarative.expand(on: connection)
             try connection.query("INSERT INTO cutover.migration_state (plan, phase, writer_path) VALUES ('drafts', 'modern', 'modern')")
         }
         return db

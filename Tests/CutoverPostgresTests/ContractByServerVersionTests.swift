@@ -11,12 +11,31 @@ import Testing
 /// major's path and what each leaves in the catalog.
 @Suite("Contract by server version", .timeLimit(.minutes(3)))
 struct ContractByServerVersionTests {
+    /// A runner of the format-1 plan of SQL files, or of the plan in `folder`.
     private func runner(_ connection: PostgresConnection, plan folder: String? = nil) throws -> PhaseRunner {
+        try runner(connection, source: try PlanSource.folder(folder ?? DraftsPlan.formatOneFolder))
+    }
+
+    private func runner(_ connection: PostgresConnection, source: PlanSource) -> PhaseRunner {
         var options = PhaseRunner.Options()
         options.forceReaders = true
         options.modernWriterWindow = .zero
-        return PhaseRunner(connection: connection, source: try folder.map(PlanSource.folder) ?? PlanSource.builtIn(),
-                           options: options)
+        return PhaseRunner(connection: connection, source: source, options: options)
+    }
+
+    /// Contract's files on a server of 18 or later and before, and the NOT NULL constraint
+    /// each plan names: the compiled files of the built-in plan, the format-1 plan's own.
+    private static func contractFiles(_ plan: DraftsPlan, from18 isFrom18: Bool) -> (files: [String], constraint: String) {
+        switch plan {
+        case .declarative:
+            (isFrom18 ? ["compiled/contract_not_null_pg18.sql", "compiled/contract_validate.sql", "compiled/contract_drop.sql"]
+                : ["compiled/contract_not_null.sql", "compiled/contract_validate.sql", "compiled/contract_set_not_null.sql",
+                   "compiled/contract_drop.sql"], "drafts_document_not_null")
+        case .formatOne:
+            (isFrom18 ? ["contract_constraint_not_null.sql", "contract_validate.sql", "contract_drop.sql"]
+                : ["contract_constraint.sql", "contract_validate.sql", "contract_not_null.sql", "contract_drop.sql"],
+             "drafts_document_present")
+        }
     }
 
     /// The constraints of `drafts` on `document`: name, contype and whether validated.
@@ -34,15 +53,14 @@ struct ContractByServerVersionTests {
             """)[0].decode(Bool.self, "attnotnull")
     }
 
-    @Test func contractRunsThisServersFilesAndLeavesItsNotNullConstraint() async throws {
-        let database = try await PlanFixtures.baseline("contract_by_version")
+    @Test(arguments: DraftsPlan.allCases)
+    func contractRunsThisServersFilesAndLeavesItsNotNullConstraint(_ plan: DraftsPlan) async throws {
+        let database = try await PlanFixtures.baseline("contract_by_version_\(plan.rawValue)")
         try await onThread {
             let connection = try database.connect()
-            let runner = try self.runner(connection)
+            let runner = self.runner(connection, source: try plan.source())
             let isNotNullConstraintVersion = connection.serverVersion >= 180_000
-            let expected = isNotNullConstraintVersion
-                ? ["contract_constraint_not_null.sql", "contract_validate.sql", "contract_drop.sql"]
-                : ["contract_constraint.sql", "contract_validate.sql", "contract_not_null.sql", "contract_drop.sql"]
+            let (expected, constraint) = Self.contractFiles(plan, from18: isNotNullConstraintVersion)
             #expect(runner.files(for: .contract).map(\.path) == expected)
             for step in [PhaseStep.expand, .switchModern, .backfill, .contract] { try runner.run(step) }
             let applied = try connection.query("""
@@ -53,7 +71,7 @@ struct ContractByServerVersionTests {
             // PostgreSQL 18 keeps every NOT NULL in pg_constraint: here the validated one that
             // contract added. Before 18, SET NOT NULL is no constraint and the CHECK is gone.
             #expect(try self.documentConstraints(connection)
-                == (isNotNullConstraintVersion ? ["drafts_document_present n valid"] : []))
+                == (isNotNullConstraintVersion ? ["\(constraint) n valid"] : []))
             #expect(throws: PostgresError.self) {
                 try connection.query("INSERT INTO drafts (id, revision, document) VALUES ('no-document', 1, NULL)")
             }

@@ -141,6 +141,6 @@ struct ControlSchemaTests {
         let text = try SQLFiles.text(ControlSchema.file)
         #expect(text.hasPrefix("-- Cutover's control schema, version \(ControlSchema.version).\n"))
         #expect(throws: SQLFileError.self) { try SQLFiles.text("no/such.sql") }
-        #expect(SQLFiles.paths.contains("drafts/expand.sql"))
+        #expect(SQLFiles.paths.contains("drafts/plan.json") && SQLFiles.paths.contains("drafts/baseline.sql"))
     }
 }

@@ -21,11 +21,11 @@ enum PlanFixtures {
         return database
     }
 
-    /// The built-in drafts plan copied to a new folder, with `edit` applied to its files.
+    /// The format-1 drafts plan (``DraftsPlan/formatOne``) copied to a new folder, with `edit`
+    /// applied to its files: for tests of how the runner treats a plan's own SQL files.
     static func folder(_ edit: (inout [String: String]) -> Void) throws -> String {
-        let source = try PlanSource.builtIn()
-        var files = source.files
-        files["plan.json"] = try SQLFiles.text("drafts/plan.json")
+        var files = try DraftsPlan.formatOne.source().files
+        files["plan.json"] = try String(contentsOfFile: DraftsPlan.formatOneFolder + "/plan.json", encoding: .utf8)
         edit(&files)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cutover-plan-\(UUID().uuidString)")
         for (path, text) in files {

@@ -15,7 +15,7 @@ struct RolesTests {
             try await roles.installAsMigrator()
             let refused = [
                 try SQLFiles.text("control/schema.sql"),
-                try SQLFiles.text("drafts/expand.sql"),
+                try PlanSource.builtIn().text("compiled/expand.sql"),
                 "ALTER TABLE drafts ADD COLUMN probe integer",
                 "TRUNCATE drafts",
                 "DROP TABLE cutover.operation_ledger",

@@ -16,7 +16,7 @@ struct RunnerEdgeTests {
         try await PlanFixtures.baseline(label, rows: rows)
     }
 
-    /// The built-in drafts plan copied to a folder, with `edit` applied to its files.
+    /// The format-1 drafts plan copied to a folder, with `edit` applied to its files.
     private func planFolder(_ edit: (inout [String: String]) -> Void) throws -> String {
         try PlanFixtures.folder(edit)
     }
@@ -26,7 +26,8 @@ struct RunnerEdgeTests {
         var options = options
         options.forceReaders = true
         options.modernWriterWindow = .zero
-        return PhaseRunner(connection: connection, source: try folder.map(PlanSource.folder) ?? PlanSource.builtIn(),
+        // The format-1 plan unless told: these edges are the runner's with a plan's own files.
+        return PhaseRunner(connection: connection, source: try PlanSource.folder(folder ?? DraftsPlan.formatOneFolder),
                            options: options, log: log)
     }
 

@@ -10,7 +10,7 @@ struct StoreDatabase: Sendable {
     enum Layout: Sendable {
         /// The legacy table only, as before Cutover.
         case baseline
-        /// After the reference plan's expand: v1 and v2 side by side.
+        /// After the drafts plan's expand: v1 and v2 side by side.
         case expanded
     }
 
@@ -19,21 +19,22 @@ struct StoreDatabase: Sendable {
     let store: PostgresDraftStore
 
     /// - Parameters:
+    ///   - plan: whose expand makes the expanded layout: the built-in plan's unless told.
     ///   - pooler: when given, the store's pool connects through it (the setup does not).
     ///   - acquireTimeout: the pool's; the default outlasts any wait a loaded machine makes.
-    static func make(_ label: String, layout: Layout = .expanded, poolSize: Int = 8,
+    static func make(_ label: String, layout: Layout = .expanded, plan: DraftsPlan = .declarative, poolSize: Int = 8,
                      through pooler: PgBouncerProcess? = nil, acquireTimeout: Duration = .seconds(45)) async throws -> StoreDatabase {
         try await make(label, poolSize: poolSize, pooler: pooler, acquireTimeout: acquireTimeout) { connection in
             try ControlSchema.install(on: connection)
-            if layout == .expanded { try connection.execute(unsafeSQL: try SQLFiles.text("drafts/expand.sql")) }
+            if layout == .expanded { try plan.expand(on: connection) }
         }
     }
 
-    /// A database whose built-in drafts plan the phase runner has taken to `phase`.
-    static func make(_ label: String, phase: MigrationPhase, poolSize: Int = 8,
+    /// A database whose drafts plan (the built-in one unless told) the phase runner has taken to `phase`.
+    static func make(_ label: String, phase: MigrationPhase, plan: DraftsPlan = .declarative, poolSize: Int = 8,
                      through pooler: PgBouncerProcess? = nil) async throws -> StoreDatabase {
         try await make(label, poolSize: poolSize, pooler: pooler) { connection in
-            let runner = PhaseRunner(connection: connection, source: try PlanSource.builtIn(),
+            let runner = PhaseRunner(connection: connection, source: try plan.source(),
                                      options: .init(forceReaders: true, modernWriterWindow: .zero))
             try runner.initialize()
             let path: [PhaseStep] = [.expand, .switchModern, .backfill, .contract]
@@ -98,10 +99,11 @@ struct PostgresContractSubject: DraftWritingContractSubject {
                     VALUES (\(draft.draftID), \(content.title), \(draft.revision), \(document)::jsonb)
                     """)
             } else {
-                // As a legacy writer before expand would have left it: v1 only.
-                try connection.execute(unsafeSQL: "ALTER TABLE drafts DISABLE TRIGGER drafts_mirror_legacy_write")
+                // As a legacy writer before expand would have left it: v1 only. Whichever plan
+                // expanded the table, its sync trigger is the table's only one.
+                try connection.execute(unsafeSQL: "ALTER TABLE drafts DISABLE TRIGGER USER")
                 try connection.query("INSERT INTO drafts (id, title, revision) VALUES (\(draft.draftID), \(content.title), \(draft.revision))")
-                try connection.execute(unsafeSQL: "ALTER TABLE drafts ENABLE TRIGGER drafts_mirror_legacy_write")
+                try connection.execute(unsafeSQL: "ALTER TABLE drafts ENABLE TRIGGER USER")
             }
         }
     }

@@ -94,13 +94,13 @@ struct PhaseBinaryTests {
         #expect(plan["name"] as? String == "drafts")
         #expect(run.output.contains("contract_drop.sql"))
         let compact = run.output.replacing(" ", with: "").replacing("\n", with: "")
-        #expect(compact.contains(#""backfill":{"batch":"backfill_batch.sql","batchSize":1000,"niceRatio":0.25,"#))
+        #expect(compact.contains(#""backfill":{"batch":"compiled/backfill_batch.sql","batchSize":1000,"niceRatio":0.25,"#))
 
         let text = try PhaseBinary.run(["plan"])
         #expect(text.status == 0)
         #expect(text.output.contains("""
             backfill:
-              batches of 1000 with backfill_batch.sql; remaining rows by backfill_remaining.sql
+              batches of 1000 with compiled/backfill_batch.sql; remaining rows by compiled/backfill_remaining.sql
               nice ratio 0.25: after each batch, a pause of 0.25 times the batch's own time
             """))
     }

@@ -40,7 +40,8 @@ struct PhaseFleetWorkflowTests {
         kill(started.pid, SIGKILL)
         #expect(try await onThread { try PhaseBinary.finish(started) }.status == 128 + SIGKILL)
         let convertedBefore = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state"))
-        let cursorAtKill = try #require(try await db.value(String.self, "SELECT backfill_cursor FROM cutover.migration_state"))
+        // The cursor is the last key locked, as JSON: {"id": "…"}.
+        let cursorAtKill = try #require(try await db.value(String.self, "SELECT backfill_cursor::jsonb ->> 'id' FROM cutover.migration_state"))
         #expect(convertedBefore > 0 && convertedBefore < 6000)
         // The rows converted are exactly those up to the cursor.
         #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL AND id <= '\(cursorAtKill)'") == convertedBefore)
@@ -179,10 +180,13 @@ struct PhaseFleetWorkflowTests {
     @Test func compareNamesACorruptedDocumentAndHidesValues() async throws {
         let db = try await WorkflowDatabase.make("fleet_compare", rows: 50)
         try await advance(db, [["expand"], ["switch", "modern", "--force-readers"], ["backfill"]])
+        // Planted past the sync trigger, which would carry each document's title into `title`.
         try await db.sql { connection in
             try connection.execute(unsafeSQL: """
+                ALTER TABLE drafts DISABLE TRIGGER USER;
                 UPDATE drafts SET document = '{"version": 2, "title": 5, "body": "", "tags": []}' WHERE id = 'seed-000007';
                 UPDATE drafts SET document = jsonb_set(document, '{title}', '"Secret other title"') WHERE id = 'seed-000011';
+                ALTER TABLE drafts ENABLE TRIGGER USER;
                 """)
         }
         let hidden = try await db.phase("compare", "--sample", "1000")

@@ -205,9 +205,7 @@ struct PhaseWorkflowTests {
     @Test func aChangedAppliedFileIsRefusedNamingTheStepAndFile() async throws {
         let db = try await WorkflowDatabase.make("wf_changed_file")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("drafts-plan-\(UUID().uuidString)")
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("sql/drafts")
-        try FileManager.default.copyItem(at: source, to: folder)
+        try FileManager.default.copyItem(at: PlanFolder.source, to: folder)
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(try await db.phase("--plan", folder.path, "init").status == 0)
         #expect(try await db.phase("--plan", folder.path, "expand").status == 0)
@@ -228,7 +226,7 @@ struct PhaseWorkflowTests {
         let dry = try await db.phase("expand", "--dry-run")
         #expect(dry.status == 0, "\(dry.diagnostics)")
         #expect(dry.output.hasPrefix("dry run of expand from phase baseline: nothing will be changed"))
-        #expect(dry.output.contains("ALTER TABLE drafts ADD COLUMN IF NOT EXISTS document jsonb;"))
+        #expect(dry.output.contains("ALTER TABLE drafts\n    ADD COLUMN IF NOT EXISTS document jsonb;"), "\(dry.output)")
         #expect(try await db.phaseName() == "baseline")
         #expect(try await db.columns() == ["id", "title", "revision"])
         #expect(try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history") == 0)

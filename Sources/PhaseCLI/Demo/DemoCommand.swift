@@ -19,7 +19,7 @@ struct DemoCommand: PhaseCommand {
         help: "Where the application instances connect instead of the database itself: a pooler in front of the same server (PgBouncer in transaction mode, say), as a postgresql:// URL whose database name is replaced by the throw-away one. The runner, the checks and LISTEN stay direct.")
     static let spec = CommandSpec(
         "demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
-        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds.",
+        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds. With --plan, it runs that plan of the drafts table instead of the built-in one.",
         parameters: [Self.rows, Self.duration, Self.applicationURL], command: Self.self)
 
     let context: PhaseContext
@@ -83,7 +83,8 @@ struct DemoCommand: PhaseCommand {
         }
         note("seeded \(rows) drafts in the legacy table drafts(id, title, revision)")
         let ledger = FleetLedger()
-        let runner = try await DemoRunner(configuration: configuration, log: { [context] in context.note("   \($0)") })
+        let runner = try await DemoRunner(configuration: configuration, source: try context.planSource(),
+                                          log: { [context] in context.note("   \($0)") })
         try await runner.step("init") { try $0.initialize() }
 
         heading("fleet: 2 old application versions (plain SQL, read v1) and 3 current instances (router + store, read v1 and v2)")
@@ -194,13 +195,14 @@ final class DemoRunner: @unchecked Sendable {
     /// The modern-writer window the demo's contract waits for.
     static let window: Duration = .seconds(2)
 
-    init(configuration: PostgresConfiguration, log: @escaping @Sendable (String) -> Void) async throws {
+    /// A runner of `source`, a plan of the drafts table: the built-in one, or one `--plan` names.
+    init(configuration: PostgresConfiguration, source: PlanSource, log: @escaping @Sendable (String) -> Void) async throws {
         var named = configuration
         named.applicationName = "cutover-phase"
         let configured = named
         self.runner = try await runOnDedicatedThread {
             let connection = try PostgresConnection(configuration: configured)
-            return RunnerBox(PhaseRunner(connection: connection, source: try PlanSource.builtIn(),
+            return RunnerBox(PhaseRunner(connection: connection, source: source,
                                          options: .init(modernWriterWindow: DemoRunner.window, readerStaleAfter: .seconds(5)), log: log))
         }.runner
         self.log = log

@@ -43,6 +43,24 @@ struct DeclarativeCompilerTests {
         #expect(plan.compile().files == bare.compile().files)
     }
 
+    @Test("the built-in drafts plan is a short declarative plan: one alter_column and its own contract check")
+    func builtInDraftsPlan() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sql/drafts/plan.json")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.split(separator: "\n").count <= 25)
+        let plan = try DeclarativePlan(manifest: Array(text.utf8))
+        #expect(plan.table == QualifiedName(schema: nil, name: "drafts"))
+        #expect(plan.operations.count == 1)
+        let contract = try #require(plan.compile().plan.step(.contract))
+        #expect(contract.checks.map(\.name).suffix(3) == ["representations agree: title → document", "no NULL in document",
+                                                           "every document readable"])
+        // The legacy-activity record is keyed as contract's check reads it: the plan's table as written.
+        let expand = try #require(plan.compile().fileTexts["compiled/expand.sql"])
+        #expect(expand.contains("VALUES ('drafts', '-infinity')"))
+        #expect(expand.contains("WHERE table_name = 'drafts' AND last_write_at < now() - interval '1 second'"))
+    }
+
     @Test("every file a step names is generated, or hand-written by an sql operation")
     func filesComplete() throws {
         for example in ["users-description", "orders-status-code"] {

@@ -1,12 +1,13 @@
 import Foundation
 
-/// A temporary copy of the reference plan `sql/drafts`, to change for one test; removed with
-/// ``remove()``.
+/// A temporary copy of the drafts plan of SQL files (format 1, kept in
+/// `Tests/Fixtures/drafts-format1` since the built-in plan became declarative), to change for
+/// one test; removed with ``remove()``.
 struct PlanFolder {
     let url: URL
     var path: String { url.path }
 
-    /// Copies `sql/drafts` (plan.json and every SQL file) into a new temporary folder.
+    /// Copies the format-1 drafts plan (plan.json and every SQL file) into a new temporary folder.
     static func copyOfDrafts(_ label: String) throws -> PlanFolder {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -29,10 +30,10 @@ struct PlanFolder {
         try text.write(to: url.appendingPathComponent(file), atomically: true, encoding: .utf8)
     }
 
-    /// The reference plan in the source tree.
+    /// The format-1 drafts plan in the source tree.
     static var source: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("sql/drafts")
+            .appendingPathComponent("Fixtures/drafts-format1")
     }
 
     /// The path of `file` in the folder.

@@ -3,12 +3,13 @@ import CutoverPostgres
 import CutoverTestSupport
 import Testing
 
-/// The store while the phase runner moves the drafts plan along.
+/// The store while the phase runner moves the drafts plan along: the built-in declarative one
+/// and, where noted, the format-1 plan of SQL files it replaced.
 @Suite("The store at every phase")
 struct StoreAtEveryPhaseTests {
-    @Test(.timeLimit(.minutes(3)), arguments: MigrationPhase.allCases)
-    func eachWriterWorksExactlyWhileItsFormatIsStored(phase: MigrationPhase) async throws {
-        let db = try await StoreDatabase.make("store_phase_\(phase)", phase: phase)
+    @Test(.timeLimit(.minutes(3)), arguments: MigrationPhase.allCases, DraftsPlan.allCases)
+    func eachWriterWorksExactlyWhileItsFormatIsStored(phase: MigrationPhase, plan: DraftsPlan) async throws {
+        let db = try await StoreDatabase.make("store_phase_\(phase)_\(plan.rawValue)", phase: phase, plan: plan)
         let legacy = LegacyDraftAdapter(storage: db.store)
         let modern = ModernDraftAdapter(storage: db.store)
         let legacySave = SaveDraft(operationScope: "t", operationID: "legacy", draftID: "l", expectedRevision: 0,
@@ -42,6 +43,18 @@ struct StoreAtEveryPhaseTests {
         var made: StoreDatabase?
         try await contract.verify {
             let database = try await StoreDatabase.make("contract_\(phase)_\(contract.rawValue)", phase: phase)
+            made = database
+            return PostgresContractSubject(database: database)
+        }
+        await made?.close()
+    }
+
+    /// The same on a table the format-1 plan took through backfill.
+    @Test(.timeLimit(.minutes(3)), arguments: DraftWritingContract.allCases)
+    func theContractHoldsAfterTheFormatOnePlansBackfill(contract: DraftWritingContract) async throws {
+        var made: StoreDatabase?
+        try await contract.verify {
+            let database = try await StoreDatabase.make("contract_format1_\(contract.rawValue)", phase: .backfilled, plan: .formatOne)
             made = database
             return PostgresContractSubject(database: database)
         }

@@ -138,8 +138,9 @@ struct BackfillScenario {
     private func freshTable(rows: Int, in database: BenchDatabase, pool: PostgresPool) async throws -> SaveLoad {
         log.step("backfill: a fresh table of \(Format.number(Double(rows))) rows")
         try await database.sql { connection in
-            // Operations of earlier tables' live loads would replay: forget them.
-            try connection.execute(unsafeSQL: "DROP TABLE IF EXISTS drafts; TRUNCATE cutover.operation_ledger")
+            // Operations of earlier tables' live loads would replay: forget them. CASCADE: the
+            // plan's row functions take the table's row type, and expand makes them again.
+            try connection.execute(unsafeSQL: "DROP TABLE IF EXISTS drafts CASCADE; TRUNCATE cutover.operation_ledger")
             try BenchDatabase.createLegacyTable(on: connection)
             try connection.query("""
                 INSERT INTO drafts (id, title, revision)

@@ -30,6 +30,7 @@ struct DeclarativeRefusalTests {
         let db = try await WorkflowDatabase.make(label, rows: 1)
         try await db.sql { connection in
             try connection.execute(unsafeSQL: """
+                CREATE TABLE customers (id bigint PRIMARY KEY);
                 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
                 INSERT INTO orders VALUES (1, 'new'), (2, 'paid')
                 """)
@@ -86,11 +87,13 @@ struct DeclarativeRefusalTests {
         try await expectExpandRefused("decl_bad_expression", Self.manifest("""
             {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
               "up": "CASE status WHEN 'new' THEN 'one' END", "down": "CASE status_code WHEN 1 THEN 'new' END"}},
-            {"add_column": {"name": "note", "type": "txet"}}
+            {"add_column": {"name": "note", "type": "txet"}},
+            {"add_column": {"name": "customer_id", "type": "bigint", "references": {"table": "customers", "columns": ["idd"]}}}
             """), status: 3, naming: [
                 "check failed: the plan's expressions compile",
                 "the up expression of status_code: return type mismatch in function declared to return smallint",
                 #"the type of note: type "txet" does not exist"#,
+                "the foreign key orders_customer_id_fkey: the referenced columns of customers do not exist there with the same types",
             ])
     }
 

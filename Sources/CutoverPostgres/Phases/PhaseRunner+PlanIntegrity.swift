@@ -88,6 +88,8 @@ extension PhaseRunner {
                         try session.execute(unsafeSQL: statement.sql)
                     } catch let error as PostgresError where !error.isConnectionBroken && error.sqlState != .queryCanceled {
                         failures.append("\(statement.subject): \(error.message)")
+                        // Without the copy of the table nothing after it can compile.
+                        if index == 0 { break }
                         try session.execute(unsafeSQL: "ROLLBACK TO SAVEPOINT cutover_probe_\(index)")
                     }
                 }

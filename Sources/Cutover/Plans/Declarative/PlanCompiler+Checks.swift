@@ -1,7 +1,8 @@
 extension PlanCompiler {
     /// The checks the compiler derives for a step, before the plan's own.
     func derivedChecks(_ kind: PlanStep.Kind) -> [PlanCheck] {
-        switch kind {
+        if let newName = renamedTo { return renameChecks(kind, to: newName) }
+        return switch kind {
         case .expand: expandChecks()
         case .switch, .backfill: presenceChecks()
         case .contract: presenceChecks() + contractChecks()

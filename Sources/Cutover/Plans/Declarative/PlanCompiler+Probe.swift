@@ -8,8 +8,22 @@ extension PlanCompiler {
     /// are checked at creation) while the real table is only read (`LIKE` takes ACCESS SHARE).
     func expressionProbe() -> [ProbeStatement] {
         let probe = Self.probeTable
-        var statements = [ProbeStatement(subject: "the table \(table.sql)",
-                                         sql: "CREATE TEMP TABLE cutover_expression_probe (LIKE \(table.sql)) ON COMMIT DROP")]
+        // The copy is made from the catalog, not by LIKE, so that the probe takes no lock on the
+        // table: a session holding it (or an expand waiting for it) must not fail the check.
+        var statements = [ProbeStatement(subject: "the table \(table.sql)", sql: """
+            DO $probe$
+            DECLARE
+                columns text;
+            BEGIN
+                SELECT string_agg(quote_ident(attname) || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) INTO columns
+                  FROM pg_attribute WHERE attrelid = to_regclass(\(SQLName.literal(table.sql))) AND attnum > 0 AND NOT attisdropped;
+                IF columns IS NULL THEN
+                    RAISE EXCEPTION 'relation % does not exist', \(SQLName.literal(table.sql));
+                END IF;
+                EXECUTE 'CREATE TEMP TABLE cutover_expression_probe (' || columns || ') ON COMMIT DROP';
+            END
+            $probe$
+            """)]
         statements.append(.init(subject: "the key (\(plan.key.joined(separator: ", ")))",
                                 sql: "SELECT \(Self.list(plan.key)) FROM \(probe) ORDER BY \(Self.list(plan.key)) LIMIT 0"))
         for (column, _) in addedColumns {
@@ -34,10 +48,23 @@ extension PlanCompiler {
                 statements.append(.init(subject: "the unique columns of \(constraint.name)",
                                         sql: "CREATE UNIQUE INDEX ON \(probe) (\(Self.list(columns)))"))
             case .foreignKey(let columns, let references):
-                // A temporary table cannot reference a permanent one: compare the columns' types instead.
+                // A temporary table cannot reference a permanent one, and reading the other table
+                // would lock it: its columns are looked up in the catalog, and compared by type.
+                let pairs = zip(columns, references.columns).map { own, referenced in
+                    "(\(SQLName.literal(own)), \(SQLName.literal(referenced)))"
+                }.joined(separator: ", ")
                 statements.append(.init(subject: "the foreign key \(constraint.name)", sql: """
-                    SELECT \(zip(columns, references.columns).map { "p.\(SQLName.identifier($0)) = r.\(SQLName.identifier($1))" }
-                        .joined(separator: " AND ")) FROM \(probe) AS p, \(references.table.sql) AS r LIMIT 0
+                    DO $probe$
+                    BEGIN
+                        IF (SELECT count(*) FROM (VALUES \(pairs)) AS k (own, referenced)
+                              JOIN pg_attribute AS o ON o.attrelid = to_regclass('\(probe)') AND o.attname = k.own
+                              JOIN pg_attribute AS r ON r.attrelid = to_regclass(\(SQLName.literal(references.table.sql)))
+                                                    AND r.attname = k.referenced AND NOT r.attisdropped
+                             WHERE o.atttypid = r.atttypid) <> \(columns.count) THEN
+                            RAISE EXCEPTION 'the referenced columns of % do not exist there with the same types', \(SQLName.literal(references.table.sql));
+                        END IF;
+                    END
+                    $probe$
                     """))
             case .notNull(let column):
                 statements.append(.init(subject: "NOT NULL of \(column)",

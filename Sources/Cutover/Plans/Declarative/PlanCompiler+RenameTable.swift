@@ -47,11 +47,41 @@ extension PlanCompiler {
             """, statements: [.init("DROP VIEW IF EXISTS \(view)", lock: nil, work: .catalog, note: "ACCESS EXCLUSIVE on the view"),
                               .init("ALTER TABLE \(table.sql) RENAME TO \(SQLName.identifier(newName))", lock: .accessExclusive, work: .catalog)])
         let (batch, remaining) = (backfillBatch(), backfillRemaining())
+        let checks = { (kind: PlanStep.Kind) in derivedChecks(kind) + (plan.checks[kind] ?? []) }
+        let steps = [
+            PlanStep(kind: .expand, apply: expand.map(\.planFile), revert: [expandRevert.planFile], backfill: nil, checks: checks(.expand)),
+            PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: checks(.switch)),
+            PlanStep(kind: .backfill, apply: [], revert: [], backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile,
+                                                                                   batchSize: plan.batchSize, niceRatio: plan.niceRatio,
+                                                                                   maximumReplicaLag: plan.maximumReplicaLag),
+                     checks: checks(.backfill)),
+            PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: checks(.contract)),
+        ]
+        let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
+                                      modernWriterWindow: plan.modernWriterWindow, steps: steps)
+        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, contract],
+                            tracksLegacyWrites: false,
+                            legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
+                            expressionProbe: [])
+    }
+
+    /// The new name of a plan whose one operation is `rename_table`.
+    var renamedTo: String? {
+        guard case .renameTable(let newName)? = plan.operations.first else { return nil }
+        return newName
+    }
+
+    /// A rename's checks: before expand the table is there and the new name free (and, before
+    /// PostgreSQL 15, no row-level security a view would bypass); after, the new name is the view.
+    func renameChecks(_ kind: PlanStep.Kind, to newName: String) -> [PlanCheck] {
+        let view = QualifiedName(schema: table.schema, name: newName).sql
         let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
-        let viewPresent = PlanCheck(name: "the new name is the view",
-                                    query: .inline("SELECT count(*) FROM pg_class WHERE oid = to_regclass(\(SQLName.literal(view))) AND relkind = 'v'"),
-                                    expectation: .compare(.equal, .number("1")), message: "expand must have created the view \(view)")
-        let expandChecks = [
+        guard kind == .expand else {
+            return [PlanCheck(name: "the new name is the view",
+                              query: .inline("SELECT count(*) FROM pg_class WHERE oid = to_regclass(\(SQLName.literal(view))) AND relkind = 'v'"),
+                              expectation: .compare(.equal, .number("1")), message: "expand must have created the view \(view)")]
+        }
+        return [
             PlanCheck(name: "table present", query: .inline("SELECT \(regclass) IS NOT NULL"), expectation: .compare(.equal, .boolean(true)),
                       message: "the table \(table.sql) must exist before expand"),
             PlanCheck(name: "new name free", query: .inline("SELECT to_regclass(\(SQLName.literal(view))) IS NULL"),
@@ -61,20 +91,5 @@ extension PlanCompiler {
                       expectation: .compare(.equal, .boolean(true)),
                       message: "before PostgreSQL 15 a view runs with its owner's rights, which row-level security would not restrict"),
         ]
-        let steps = [
-            PlanStep(kind: .expand, apply: expand.map(\.planFile), revert: [expandRevert.planFile], backfill: nil, checks: expandChecks),
-            PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: [viewPresent]),
-            PlanStep(kind: .backfill, apply: [], revert: [], backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile,
-                                                                                   batchSize: plan.batchSize, niceRatio: plan.niceRatio,
-                                                                                   maximumReplicaLag: plan.maximumReplicaLag),
-                     checks: [viewPresent]),
-            PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: [viewPresent]),
-        ]
-        let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
-                                      modernWriterWindow: plan.modernWriterWindow, steps: steps)
-        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, contract],
-                            tracksLegacyWrites: false,
-                            legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
-                            expressionProbe: [])
     }
 }

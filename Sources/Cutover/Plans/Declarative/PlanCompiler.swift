@@ -132,7 +132,7 @@ struct PlanCompiler {
     }
 
     func compiled() -> CompiledPlan {
-        if case .renameTable(let newName)? = plan.operations.first { return renameCompiled(to: newName) }
+        if let newName = renamedTo { return renameCompiled(to: newName) }
         let expand = expandFiles()
         let expandRevert = expandRevertFiles()
         let (batch, remaining) = (backfillBatch(), backfillRemaining())

@@ -7,7 +7,7 @@ import Testing
 
 /// What the library does in the background and fails at reaches the logger its caller gave:
 /// nothing fails silently.
-@Suite("background failures are reported", .timeLimit(.minutes(2)))
+@Suite("background failures are reported", .timeLimit(.minutes(3)))
 struct BackgroundFailureTests {
     @Test func aHeartbeatThatLosesItsGrantIsReportedLeavesItsLastSuccessAndRecovers() async throws {
         try await Roles.withRoles("heartbeat_grant") { roles in

@@ -103,8 +103,10 @@ struct RunnerMechanicsTests {
         let setup = try database.connect()
         try setup.execute(unsafeSQL: "CREATE TABLE busy (id int PRIMARY KEY); INSERT INTO busy VALUES (1)")
         let retries = Mutex<[Duration]>([])
-        let runner = SQLFileRunner(policy: .init(lockTimeout: .milliseconds(200), initialBackoff: .milliseconds(50),
-                                                 maximumBackoff: .milliseconds(400)),
+        // Attempts enough to outlast the holder however slowly a loaded machine gets the reads
+        // through; the test's time limit bounds it.
+        let runner = SQLFileRunner(policy: .init(lockTimeout: .milliseconds(200), maximumAttempts: 100_000,
+                                                 initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(400)),
                                    onRetry: { _, delay, _ in retries.withLock { $0.append(delay) } })
         // A long transaction reads the table. Readers are compatible with it; the DDL is not,
         // and while it waits for its lock every reader queues behind the DDL: the lock timeout

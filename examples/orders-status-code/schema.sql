@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS orders (id bigint PRIMARY KEY, status text NOT NULL);

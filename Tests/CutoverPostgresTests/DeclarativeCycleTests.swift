@@ -16,7 +16,7 @@ struct DeclarativeCycleTests {
         let modernWrite: String
         /// After contract: a query whose one value must be `true`.
         let contracted: String
-        /// The plan, when it is not a fixture of that name.
+        /// The plan, when it is not the one of `examples/` of that name.
         var manifest: String?
         var testDescription: String { name }
     }
@@ -73,7 +73,7 @@ struct DeclarativeCycleTests {
 
     static func compile(_ example: String) throws -> CompiledPlan {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("CutoverTests/Fixtures/declarative/\(example)/plan.json")
+            .deletingLastPathComponent().appendingPathComponent("examples/\(example)/plan.json")
         return try DeclarativePlan(manifest: Array(try Data(contentsOf: url))).compile()
     }
 

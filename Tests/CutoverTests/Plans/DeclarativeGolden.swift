@@ -2,19 +2,23 @@ import Cutover
 import Foundation
 import Testing
 
-/// The declarative example plans under `Fixtures/declarative/<name>/` and the golden files of
-/// what they compile to: `compiled/*.sql`, byte for byte, and `steps.txt`, each step's files,
-/// statements' locks and checks. `CUTOVER_REGENERATE_GOLDENS=1 swift test --filter Declarative`
+/// The example plans of the repository's `examples/<name>/plan.json` and, under
+/// `Fixtures/declarative/<name>/`, the golden files of what they compile to: `compiled/*.sql`,
+/// byte for byte, and `steps.txt`, each step's files, statements' locks and checks. `CUTOVER_REGENERATE_GOLDENS=1 swift test --filter Declarative`
 /// writes the goldens afresh instead of comparing; review the diff before committing it.
 enum DeclarativeGolden {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/declarative")
 
+    /// The repository's `examples/`, where the plans are.
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("examples")
+
     static var isRegenerating: Bool { ProcessInfo.processInfo.environment["CUTOVER_REGENERATE_GOLDENS"] == "1" }
 
     /// The example's plan, read and compiled.
     static func compile(_ example: String) throws -> CompiledPlan {
-        let bytes = Array(try Data(contentsOf: folder.appendingPathComponent("\(example)/plan.json")))
+        let bytes = Array(try Data(contentsOf: examples.appendingPathComponent("\(example)/plan.json")))
         return try DeclarativePlan(manifest: bytes).compile()
     }
 
@@ -25,7 +29,7 @@ enum DeclarativeGolden {
         return texts
     }
 
-    /// The golden files now in the example's folder, by path, `plan.json` aside.
+    /// The golden files now in the example's folder, by path.
     static func stored(_ example: String) throws -> [String: String] {
         let root = folder.appendingPathComponent(example)
         var texts: [String: String] = [:]

@@ -43,7 +43,7 @@ struct PgbenchWriter: Sendable {
     ///   - rate: transactions per second, for all clients together, so that the writers of
     ///     several tests running at once leave the machine some room.
     static func start(_ name: String, script: String, url: String, variables: [String: String],
-                      clients: Int = 2, rate: Int = 150) throws -> PgbenchWriter {
+                      clients: Int = 2, rate: Int = 40) throws -> PgbenchWriter {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let scriptFile = folder.appendingPathComponent("script.sql")

@@ -12,8 +12,8 @@ struct ExampleCycleTests {
     @Test(.timeLimit(.minutes(3)), arguments: ExampleWorkload.all)
     func wholeCycle(_ workload: ExampleWorkload) async throws {
         let example = try await ExampleDatabase.make(workload)
-        try await example.phase("init")
         let legacy = try example.startLegacyWriter()
+        try await example.phase("init")
         try await example.expectWrites(by: legacy, from: "legacy_keys", "before expand")
 
         try await example.phase("expand")
@@ -40,6 +40,9 @@ struct ExampleCycleTests {
         #expect(kept == [Int64(workload.legacyColumns.count), Int64(workload.modernColumns.count)],
                 "\(workload.folder): the refused contract changed the table: \(kept)")
 
+        // The old writer has to go before contract. The new one pauses while the reference is
+        // read from the legacy values, then goes on through contract with new rows only, whose
+        // values follow from their keys.
         try await legacy.stopExpectingNoError("from before expand to contract")
         try await modern.stopExpectingNoError("from expand to contract")
         try await example.expectLegacyRowsKept("before contract")

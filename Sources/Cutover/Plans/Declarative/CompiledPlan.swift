@@ -14,6 +14,8 @@ public struct CompiledPlan: Sendable, Hashable {
     /// temporary copy of the table, for the runner to run in a transaction it rolls back
     /// before expand: a mistake is refused by the server before the real table is touched.
     public let expressionProbe: [ProbeStatement]
+    /// The declarative plan it was compiled from: its key and operations, for `phase plan`.
+    public let declaration: DeclarativePlan
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

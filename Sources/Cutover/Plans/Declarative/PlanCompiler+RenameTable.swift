@@ -62,7 +62,7 @@ extension PlanCompiler {
         return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, contract],
                             tracksLegacyWrites: false,
                             legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
-                            expressionProbe: [])
+                            expressionProbe: [], declaration: plan)
     }
 
     /// The new name of a plan whose one operation is `rename_table`.

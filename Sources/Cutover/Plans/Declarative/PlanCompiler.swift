@@ -159,7 +159,7 @@ struct PlanCompiler {
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps)
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert,
                             tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
-                            expressionProbe: expressionProbe())
+                            expressionProbe: expressionProbe(), declaration: plan)
     }
 
     // MARK: Shared pieces

@@ -210,61 +210,6 @@ struct ChecksResult: CommandResult {
     }
 }
 
-struct PlanResult: CommandResult {
-    let source: PlanSource
-
-    var text: String {
-        let plan = source.plan
-        var out = ["plan \(plan.name) for table \(plan.table) (\(source.location))",
-                   "modern-writer window: \(DurationText.format(plan.modernWriterWindow))"
-                   + (plan.legacyApplicationPattern.map { ", legacy sessions: application_name LIKE '\($0)'" } ?? "")]
-        for step in plan.steps {
-            out.append("\(step.kind):")
-            for file in step.apply {
-                let conditions = [file.runsInTransaction ? "in a transaction" : "outside a transaction"]
-                    + [file.serverVersion?.description].compactMap { $0 }
-                out.append("  apply \(file.path) (\(conditions.joined(separator: "; "))); locks: \(LockSummary.describe(source.text(file.path)))")
-            }
-            for file in step.revert {
-                let condition = file.serverVersion.map { " (\($0))" } ?? ""
-                out.append("  revert \(file.path)\(condition); locks: \(LockSummary.describe(source.text(file.path)))")
-            }
-            if let backfill = step.backfill {
-                out.append("  batches of \(backfill.batchSize) with \(backfill.batch.path); remaining rows by \(backfill.remaining.path)")
-                let ratio = ValueType.decimal(in: PlanLimits.niceRatio).format(backfill.niceRatio)
-                out.append(backfill.niceRatio > 0
-                    ? "  nice ratio \(ratio): after each batch, a pause of \(ratio) times the batch's own time"
-                    : "  nice ratio 0: no pause between batches")
-                out.append("  replica lag ceiling \(DurationText.format(backfill.maximumReplicaLag)): no batch starts while a standby replays further behind")
-            }
-            for check in step.checks { out.append("  check \(check.name): \(check.expectation)") }
-            if step.kind == .contract { out.append("  irreversible") }
-        }
-        return out.joined(separator: "\n")
-    }
-
-    var json: JSONResult {
-        let plan = source.plan
-        return [
-            "name": .string(plan.name), "table": .string(plan.table), "location": .string(source.location),
-            "modernWriterWindow": .string(DurationText.format(plan.modernWriterWindow)),
-            "steps": .array(plan.steps.map { step in
-                ["kind": .string(step.kind.rawValue),
-                 "apply": .array(step.apply.map { ["path": .string($0.path), "transaction": .bool($0.runsInTransaction),
-                                                   "serverVersion": $0.serverVersion.map { .string($0.manifestText) } ?? .null,
-                                                   "locks": .string(LockSummary.describe(source.text($0.path)))] }),
-                 "revert": .array(step.revert.map { .string($0.path) }),
-                 "backfill": step.backfill.map { backfill in
-                     ["batch": .string(backfill.batch.path), "remaining": .string(backfill.remaining.path),
-                      "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio),
-                      "replicaLagCeiling": .string(DurationText.format(backfill.maximumReplicaLag))]
-                 } ?? .null,
-                 "checks": .array(step.checks.map { ["name": .string($0.name), "expect": .string($0.expectation.description)] })]
-            }),
-        ]
-    }
-}
-
 struct HistoryResult: CommandResult {
     let entries: [PhaseHistoryEntry]
 

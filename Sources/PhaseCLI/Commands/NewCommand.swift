@@ -1,0 +1,101 @@
+import CommandLineKit
+import Cutover
+import Foundation
+import PostgresClient
+
+/// `phase new`: inspect a table and write a starting declarative plan for it into `--plan DIR`.
+///
+/// A command of its own rather than `phase plan --init`: `phase plan` reads a plan and needs no
+/// database, while this one connects and writes a file, and `phase init` (the control schema)
+/// is another thing again.
+struct NewCommand: PhaseCommand {
+    /// `--table`
+    static let table = Option("table", type: .string, valueName: "[schema.]name",
+                              help: "The table to migrate: name, found on the connection's search_path, or schema.name.")
+    /// `--name`
+    static let name = Option("name", type: .string, valueName: "name", help: "The plan's name; the table's name when omitted.")
+    /// `--legacy-application-pattern`
+    static let legacyPattern = Option("legacy-application-pattern", type: .string, default: "legacy-%", valueName: "pattern",
+                                      help: "The LIKE pattern over application_name by which old application versions connect.")
+    /// `--force`
+    static let force = Flag("force", help: "Overwrite the folder's plan.json if it has one.")
+
+    static let spec = CommandSpec(
+        "new", abstract: "Write a starting declarative plan.json for a table, from what the database says of it.",
+        discussion: """
+            Connects, reads the table's columns and key from the catalog (changing nothing there), and writes \
+            DIR/plan.json for --plan DIR (the folder is made if missing; an existing plan.json is kept unless \
+            --force): a declarative plan (format 2) with the plan's name, the table schema-qualified, its key \
+            (the primary key, or else the unique index over the fewest NOT NULL columns), the legacy application \
+            pattern and the 10m modern-writer window, and one add_column operation as a template.
+
+            The template's name, type and up are placeholders that the plan reader refuses, naming the first \
+            one, until they are edited, so that a plan nobody edited never runs. A table without such a key, a \
+            partitioned table or a view is refused (exit 3). docs/plans.md is the reference of every key and \
+            operation; then run phase --plan DIR plan to see what the plan will do.
+            """,
+        parameters: [Self.table, Self.name, Self.legacyPattern, Self.force], command: Self.self)
+
+    let context: PhaseContext
+    let table: String?
+    let name: String?
+    let legacyPattern: String
+    let isForced: Bool
+
+    init(_ parsed: ParsedCommand, context: PhaseContext) {
+        self.context = context
+        table = parsed[Self.table]
+        name = parsed[Self.name]
+        legacyPattern = parsed[Self.legacyPattern]
+        isForced = parsed[Self.force]
+    }
+
+    func run() async throws -> ExitCode {
+        guard let folder = context.planFolder else {
+            throw CommandFailure("phase new needs --plan DIR: the folder to write plan.json into", exitCode: .usage)
+        }
+        guard let table else { throw CommandFailure("phase new needs --table [schema.]name: the table to migrate", exitCode: .usage) }
+        let parts = table.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= 2, parts.allSatisfy({ PlanLimits.identifierByteCount.contains($0.utf8.count) }) else {
+            throw CommandFailure("--table \(DisplayText.quoted(table)) is not name or schema.name, each part 1 to 63 bytes", exitCode: .usage)
+        }
+        let path = (folder as NSString).appendingPathComponent("plan.json")
+        let exists = FileManager.default.fileExists(atPath: path)
+        if exists, !isForced {
+            throw Self.exists(path)
+        }
+        let configuration = context.configuration
+        let inspection = try await runOnDedicatedThread(named: "cutover-phase") {
+            let connection = try PostgresConnection(configuration: configuration)
+            connection.noticeHandler = { _ in }
+            return try TableInspection.inspect(schema: parts.count == 2 ? parts[0] : nil, name: parts[parts.count - 1], on: connection)
+        }
+        guard !inspection.schema.contains("."), !inspection.name.contains(".") else {
+            throw CommandFailure("\(inspection.schema).\(inspection.name): a name with a dot in it cannot be a plan's table", exitCode: .refused)
+        }
+        let plan = StartingPlan(name: name ?? inspection.name, table: "\(inspection.schema).\(inspection.name)",
+                                key: inspection.key.columns, legacyApplicationPattern: legacyPattern,
+                                modernWriterWindow: DurationText.format(PlanLimits.defaultModernWriterWindow))
+        try write(plan.manifest, to: path, folder: folder, replacing: exists)
+        context.console.printResult(NewPlanResult(path: path, folder: folder, plan: plan, table: inspection, isOverwritten: exists),
+                                    format: context.format)
+        return .done
+    }
+
+    /// Writes the manifest whole or not at all: a new file never replaces one made meanwhile,
+    /// and a replaced one is swapped in by a rename.
+    private func write(_ manifest: String, to path: String, folder: String, replacing: Bool) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data(manifest.utf8).write(to: URL(fileURLWithPath: path), options: replacing ? .atomic : .withoutOverwriting)
+        } catch CocoaError.fileWriteFileExists {
+            throw Self.exists(path)
+        } catch {
+            throw CommandFailure("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    private static func exists(_ path: String) -> CommandFailure {
+        CommandFailure("\(path) exists already: phase new keeps it; give --force to overwrite it", exitCode: .usage)
+    }
+}

@@ -106,6 +106,30 @@ struct PlanCommandTests {
         return folder
     }
 
+    @Test func aDeclarativePlansHandWrittenFilesAreShownWithEstimatedLocks() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plan-hand-written-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try """
+            {"format": 2, "name": "users-audit", "table": "users", "key": "id", "operations": [
+              {"add_column": {"name": "audited", "type": "boolean", "default": "false"}},
+              {"sql": {"expand": [{"file": "audit.sql", "transaction": false}], "revert": ["audit_revert.sql"]}}]}
+            """.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
+        try "CREATE INDEX CONCURRENTLY users_audited ON users (audited);\n".write(to: folder.appendingPathComponent("audit.sql"),
+                                                                                atomically: true, encoding: .utf8)
+        try "DROP INDEX users_audited;\n".write(to: folder.appendingPathComponent("audit_revert.sql"), atomically: true, encoding: .utf8)
+        let run = try PhaseBinary.run(["--plan", folder.path, "plan"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("; the hand-written files declare none: theirs are estimated from each statement's first words\n"))
+        #expect(run.output.contains("  apply audit.sql (hand-written, outside a transaction); locks: SHARE UPDATE EXCLUSIVE (create index concurrently; writers go on)\n"))
+        #expect(run.output.contains("  revert audit_revert.sql (hand-written, in a transaction); locks: ACCESS EXCLUSIVE (drop index; brief)\n"))
+        let json = try Self.json(try PhaseBinary.run(["--plan", folder.path, "plan", "--format", "json"]))
+        let expand = try #require((json["steps"] as? [[String: Any]])?.first)
+        let files = try #require(expand["apply"] as? [[String: Any]])
+        #expect(files.map { $0["path"] as? String } == ["compiled/expand.sql", "compiled/expand_unconverted_index.sql", "audit.sql"])
+        #expect(files.map { $0["locksDeclared"] as? Bool } == [true, true, false])
+    }
+
     @Test func aPlanOfSQLFilesSaysItsLocksAreEstimatesAndShowsItsFiles() throws {
         let folder = try Self.filesPlan()
         defer { try? FileManager.default.removeItem(at: folder) }

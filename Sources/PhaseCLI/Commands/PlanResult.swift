@@ -35,7 +35,9 @@ struct PlanResult: CommandResult {
             out += declaration.operations.map(OperationText.line).map { "  \($0.kind) \($0.summary)" }
             let rewriting = source.compiled?.files.flatMap(\.statements).filter(\.rewritesTable) ?? []
             out.append("locks: as the compiler declares them for each statement; "
-                       + (rewriting.isEmpty ? "no statement rewrites the table" : "\(rewriting.count) statements REWRITE THE TABLE"))
+                       + (rewriting.isEmpty ? "no statement rewrites the table" : "\(rewriting.count) statements REWRITE THE TABLE")
+                       + (declaration.handWrittenFilePaths.isEmpty ? ""
+                          : "; the hand-written files declare none: theirs are estimated from each statement's first words"))
         } else {
             out.append("plan of SQL files (format 1): it declares no locks; each is estimated from its statement's first words")
         }
@@ -119,7 +121,8 @@ struct PlanResult: CommandResult {
     /// `  apply compiled/expand.sql (in a transaction); locks: …`, then each statement and its lock.
     private func fileLines(_ role: String, _ file: PlanSQLFile, _ generated: CompiledFile?) -> [String] {
         let conditions = [file.runsInTransaction ? "in a transaction" : "outside a transaction"] + [file.serverVersion?.description].compactMap { $0 }
-        var lines = ["  \(role) \(file.path) (\(conditions.joined(separator: "; "))); locks: \(locks(file, generated))"]
+        let origin = generated == nil && source.compiled != nil ? "hand-written, " : ""
+        var lines = ["  \(role) \(file.path) (\(origin)\(conditions.joined(separator: "; "))); locks: \(locks(file, generated))"]
         if let generated {
             for statement in generated.statements {
                 lines.append("    " + (isShowingSQL ? indented(statement.sql, by: 4) : Self.firstLine(statement.sql)))

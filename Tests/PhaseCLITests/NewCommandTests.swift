@@ -53,7 +53,7 @@ struct NewCommandTests {
 
         // Unedited, the plan reader refuses it at the template's first placeholder.
         let refused = try await scene.phase("plan")
-        #expect(refused.status == 1)
+        #expect(refused.status == 64)
         #expect(refused.diagnostics.hasPrefix("Error: \(scene.manifest.path): operations[0].add_column.name: "), "\(refused.diagnostics)")
         #expect(refused.diagnostics.split(separator: "\n").count == 1)
 
@@ -62,7 +62,7 @@ struct NewCommandTests {
         text = text.replacing(#""<edit: the name of the column to add, 1 to 63 bytes, such as description>""#, with: #""description""#)
         try text.write(to: scene.manifest, atomically: true, encoding: .utf8)
         let typeRefused = try await scene.phase("plan")
-        #expect(typeRefused.status == 1)
+        #expect(typeRefused.status == 64)
         #expect(typeRefused.diagnostics.hasPrefix("Error: \(scene.manifest.path): operations[0].add_column.type: expected one of a type such as"),
                 "\(typeRefused.diagnostics)")
 
@@ -86,7 +86,7 @@ struct NewCommandTests {
             .replacing(#""<edit: its type, such as text, smallint or varchar(255)>""#, with: #""text""#)
         try text.write(to: scene.manifest, atomically: true, encoding: .utf8)
         let refused = try await scene.phase("plan")
-        #expect(refused.status == 1)
+        #expect(refused.status == 64)
         #expect(refused.diagnostics.contains("operations[0].add_column.up: expected a column the plan knows here (id)"), "\(refused.diagnostics)")
     }
 

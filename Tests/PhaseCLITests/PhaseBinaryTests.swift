@@ -99,7 +99,6 @@ struct PhaseBinaryTests {
         let text = try PhaseBinary.run(["plan"])
         #expect(text.status == 0)
         #expect(text.output.contains("""
-            backfill:
               batches of 1000 with compiled/backfill_batch.sql; remaining rows by compiled/backfill_remaining.sql
               nice ratio 0.25: after each batch, a pause of 0.25 times the batch's own time
             """))

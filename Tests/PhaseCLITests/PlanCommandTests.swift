@@ -6,7 +6,7 @@ import Testing
 /// for a declarative plan as the compiler declares it and for a plan of SQL files as estimated.
 @Suite("phase plan")
 struct PlanCommandTests {
-    static let fixtures = PlanSchemaTests.root.appendingPathComponent("Tests/CutoverTests/Fixtures/declarative")
+    static let fixtures = PlanSchemaTests.root.appendingPathComponent("examples")
 
     static func compiled(_ name: String) throws -> CompiledPlan {
         let bytes = Array(try Data(contentsOf: fixtures.appendingPathComponent("\(name)/plan.json")))

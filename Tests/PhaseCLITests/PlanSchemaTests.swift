@@ -28,7 +28,13 @@ struct PlanSchemaTests {
            {"drop_constraint": {"name": "k0"}},
            {"set_not_null": {"column": "d"}},
            {"sql": {"expand": [{"file": "x.sql"}]}}
-         ]}
+         ],
+         "checks": {"contract": [{"name": "own", "sql": "SELECT 0", "expect": "= 0", "message": "m"}]}}
+        """
+
+    /// A declarative plan that renames its table: `rename_table` is a plan's only operation.
+    static let rename = """
+        {"format": 2, "name": "probe-plan", "table": "t", "key": "id", "operations": [{"rename_table": {"to": "u"}}]}
         """
 
     /// A plan of SQL files with every kind of step and object a format-1 plan has.
@@ -60,6 +66,8 @@ struct PlanSchemaTests {
         (declarative, #""column": "d""#, "set_not_null"),
         (declarative, #""expand": [{"file": "x.sql"}]"#, "sql"),
         (declarative, #""file": "x.sql""#, "sqlFileObject"),
+        (declarative, #""contract": [{"name": "own", "sql": "SELECT 0", "expect": "= 0", "message": "m"}]"#, "declarativeChecks"),
+        (rename, #""to": "u""#, "rename_table"),
         (files, #""name": "probe-plan""#, "filesPlan"),
         (files, #""kind": "expand""#, "expandStep"),
         (files, #""kind": "switch""#, "switchStep"),
@@ -113,8 +121,8 @@ struct PlanSchemaTests {
     @Test func everyPlanOfTheRepositoryIsReadAndMatchesTheSchema() throws {
         let schema = try Self.schema()
         var manifests = ["sql/drafts/plan.json"]
-        let fixtures = "Tests/CutoverTests/Fixtures/declarative"
-        for folder in ["examples", fixtures] {
+        let fixtures = "examples"
+        for folder in [fixtures] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent(folder).path)) ?? []
             manifests += names.sorted().map { "\(folder)/\($0)/plan.json" }
                 .filter { FileManager.default.fileExists(atPath: Self.root.appendingPathComponent($0).path) }

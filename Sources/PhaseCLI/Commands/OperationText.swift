@@ -30,6 +30,8 @@ enum OperationText {
             return ("drop_constraint", name)
         case .setNotNull(let column, let up):
             return ("set_not_null", column + (up.map { ", NULLs get \($0.text)" } ?? ""))
+        case .renameTable(let newName):
+            return ("rename_table", "to \(newName); the old name stays the table's until contract, the new one a view")
         case .sql(let files):
             let all = [("expand", files.expand), ("revert", files.revert), ("contract", files.contract)].filter { !$0.1.isEmpty }
             return ("sql", all.map { "\($0.0) \($0.1.map(\.path).joined(separator: ", "))" }.joined(separator: "; "))

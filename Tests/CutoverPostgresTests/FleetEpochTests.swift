@@ -30,7 +30,7 @@ struct FleetEpochTests {
         #expect(start == [FleetMember(instanceID: "web-1", applicationName: "web", isLive: true, epoch: fleet.current.epoch)])
         let box = try await runner(db)
         let epoch = try await onThread { try box.runner.run(.switchModern).epoch }
-        let caughtUp = try await db.sql { try FleetCatchUp.wait(plan: "drafts", epoch: epoch, timeout: .seconds(20), on: $0) }
+        let caughtUp = try await db.sql { try FleetCatchUp.wait(plan: "drafts", epoch: epoch, timeout: .seconds(90), on: $0) }
         #expect(caughtUp.isComplete)
         #expect(caughtUp.following.map(\.instanceID) == ["web-1"])
         #expect(try await followers(db).first?.epoch == epoch)

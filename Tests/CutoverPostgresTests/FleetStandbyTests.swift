@@ -61,7 +61,7 @@ struct FleetStandbyTests {
         #expect(follower.currentPath() == .modern)
         // Several polls later still: no failed read, no lost listener, no LISTEN refused by the standby.
         let reads = follower.health.reads
-        let later = ContinuousClock.now + .seconds(20)
+        let later = ContinuousClock.now + .seconds(90)
         while follower.health.reads < reads + 5, ContinuousClock.now < later { try await Task.sleep(for: .milliseconds(50)) }
         #expect(follower.health.reads >= reads + 5)
         #expect(events.failures == 0)

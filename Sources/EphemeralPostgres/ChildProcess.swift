@@ -63,7 +63,9 @@ package enum ChildProcess {
     ///
     /// The child starts with an empty signal mask and default handlers, whatever this process
     /// blocked or ignored: a server that stops on SIGTERM, or pgbench, which ends a timed run
-    /// with SIGALRM, would otherwise never stop.
+    /// with SIGALRM, would otherwise never stop. It inherits no descriptor but its standard
+    /// input, output and error: a long-lived child (a server, a watchdog) holding a copy of
+    /// another thread's socket would keep that connection open after its owner closed it.
     ///
     /// - Parameters:
     ///   - environment: the child's environment; this process's when nil.
@@ -81,6 +83,7 @@ package enum ChildProcess {
         } else {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        closeInheritedDescriptors(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -103,6 +106,22 @@ package enum ChildProcess {
             throw ChildProcessError(message: "cannot run \(arguments[0]): \(String(cString: strerror(result)))")
         }
         return pid
+    }
+
+    /// Adds to `actions` the closing of every descriptor above standard error.
+    ///
+    /// glibc 2.34 and later close them all in one action, which the C headers do not show to
+    /// Swift, so it is looked up by name; without it, each descriptor open now is closed.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            if closeFrom(&actions, 3) == 0 { return }
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 
     /// Reaps the child if it has ended (or, when `blocking`, once it ends); nil while it runs.

@@ -16,7 +16,7 @@ package final class LoopbackSocket: Sendable {
     /// - Parameter backlog: listen with this backlog; nil leaves the socket bound but not
     ///   listening, so connections to the port are refused while nobody else can take it.
     package init(backlog: Int32?) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

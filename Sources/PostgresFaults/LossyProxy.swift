@@ -79,6 +79,8 @@ package final class LossyProxy: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            // A program started meanwhile must not hold the connection open after the proxy closes it.
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             guard let server = connectToTarget() else {
                 close(client)
                 continue
@@ -96,7 +98,7 @@ package final class LossyProxy: Sendable {
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(targetHost, String(targetPort), &hints, &found) == 0, let first = found else { return nil }
         defer { freeaddrinfo(found) }
-        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), first.pointee.ai_protocol)
         guard descriptor >= 0, connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             if descriptor >= 0 { close(descriptor) }
             return nil
@@ -123,6 +125,8 @@ package final class LossyProxy: Sendable {
             let ready = poll(&descriptors, 2, isHolding ? 10 : 1000)
             if ready < 0 && errno != EINTR { return }
             if ready <= 0 { continue }
+            // A descriptor closed under the proxy: nothing more can pass either way.
+            if (descriptors[0].revents | descriptors[1].revents) & Int16(POLLNVAL) != 0 { return }
             // Held since the poll began: bytes sent after holdClientBytes() stay unread.
             let isHeldNow = isHoldingClientBytes.withLock { $0 }
             if !isHeldNow, descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {

@@ -26,6 +26,19 @@ struct ChildProcessTests {
         #expect(try String(contentsOfFile: errors, encoding: .utf8) == "err hello\n")
     }
 
+    @Test func aChildInheritsNoDescriptorButItsStandardStreams() throws {
+        // A pipe opened without close-on-exec, as a socket of another thread could be.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let output = temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        #expect(try ChildProcess.run(["/bin/sh", "-c", "ls /proc/$$/fd"], output: output) == 0)
+        let open = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap { Int32($0) }
+        #expect(!open.contains(ends[0]) && !open.contains(ends[1]), "the child holds \(open), the pipe is \(ends)")
+        #expect(Set(open).isSuperset(of: [0, 1, 2]))
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func aBoundedWaitLeavesARunningChildRunningUntilItIsKilled() throws {
         let pid = try ChildProcess.spawn(["/bin/sleep", "60"], output: nil)

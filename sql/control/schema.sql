@@ -1,4 +1,4 @@
--- Cutover's control schema, version 5.
+-- Cutover's control schema, version 6.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -14,7 +14,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- on the ledger or the outcome log; it also adds the per-plan runner lease and the 'skipped'
 -- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
 -- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
--- and binds the runner lease to the runner's own connection as well as to its server session.
+-- and binds the runner lease to the runner's own connection as well as to its server session;
+-- 6 keys the operation ledger by plan, so that two migrations in one database keep their
+-- operations apart, and moves every earlier entry to the drafts plan.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -27,6 +29,7 @@ CREATE TABLE IF NOT EXISTS cutover.schema_version (
 -- One row per committed operation. The fingerprint is sha256 of the canonical request, so
 -- that a retry is recognised without keeping any of the request's content.
 CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
     scope text NOT NULL,
     operation_id text NOT NULL,
     fingerprint bytea NOT NULL,
@@ -34,8 +37,27 @@ CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
     revision bigint NOT NULL,
     path text NOT NULL CHECK (path IN ('legacy', 'modern')),
     committed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (scope, operation_id)
+    PRIMARY KEY (plan, scope, operation_id)
 );
+
+-- The plan an operation belongs to (version 6): a (scope, operation ID) is one operation per
+-- plan. Every entry written before version 6 is a drafts save, the only plan whose saves the
+-- ledger recorded then, and the default keeps a drafts entry written as version 5 wrote it one.
+ALTER TABLE cutover.operation_ledger
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+DO $ledger_key$
+BEGIN
+    IF (SELECT array_agg(a.attname::text ORDER BY k.position)
+          FROM pg_constraint c
+          CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, position)
+          JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+         WHERE c.conrelid = 'cutover.operation_ledger'::regclass AND c.contype = 'p')
+       IS DISTINCT FROM ARRAY['plan', 'scope', 'operation_id'] THEN
+        ALTER TABLE cutover.operation_ledger DROP CONSTRAINT IF EXISTS operation_ledger_pkey;
+        ALTER TABLE cutover.operation_ledger ADD CONSTRAINT operation_ledger_pkey PRIMARY KEY (plan, scope, operation_id);
+    END IF;
+END
+$ledger_key$;
 
 CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
 
@@ -322,7 +344,8 @@ BEGIN
 END
 $outcomes$;
 
--- The save: claim the operation, then the conditional write, in the caller's transaction.
+-- The save of the drafts plan: claim the operation in that plan's ledger, then the conditional
+-- write, in the caller's transaction.
 -- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
 -- wait for a save of the same operation, or of the same draft, still in flight.
 --
@@ -373,13 +396,13 @@ BEGIN
     -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
     --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
     FOR attempt IN 1..3 LOOP
-        INSERT INTO cutover.operation_ledger (scope, operation_id, fingerprint, draft_id, revision, path)
-        VALUES (p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
-        ON CONFLICT (scope, operation_id) DO NOTHING;
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
+        VALUES ('drafts', p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
         EXIT WHEN FOUND;
         SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
           FROM cutover.operation_ledger l
-         WHERE l.scope = p_scope AND l.operation_id = p_operation_id;
+         WHERE l.plan = 'drafts' AND l.scope = p_scope AND l.operation_id = p_operation_id;
         IF FOUND THEN
             IF v_stored_fingerprint = v_fingerprint THEN
                 outcome := 'replayed';

@@ -334,14 +334,7 @@ struct ApplicationRoleTests {
         try await Roles.withRoles("app_upgrade") { roles in
             // Version 3, installed and granted as it shipped, in use by the application.
             let configuration = roles.configuration(roles.migrator)
-            let oldGrants = ControlSchemaVersion3.grants.replacing("cutover_migrator", with: roles.migrator)
-                .replacing("cutover_app", with: roles.app)
-            try await onThread {
-                let migrator = try PostgresConnection(configuration: configuration)
-                try migrator.execute(unsafeSQL: ControlSchemaVersion3.schema)
-                try migrator.execute(unsafeSQL: "INSERT INTO cutover.schema_version (version) VALUES (3)")
-                try migrator.execute(unsafeSQL: oldGrants)
-            }
+            try await roles.installAsMigrator(version: 3, schema: ControlSchemaVersion3.schema, grants: ControlSchemaVersion3.grants)
             try await roles.asApplication { app in
                 try app.query("""
                     SELECT outcome FROM cutover.save_draft('account-42', 'op-1', '\\x01', 'draft-1', 0, 'legacy', 'Before', NULL, 1000)

@@ -98,7 +98,7 @@ struct BackgroundFailureTests {
         let capture = LogCapture()
         let store = try await PostgresDraftStore(pool: db.pool, outcomeFlushInterval: .milliseconds(100),
                                                  logger: capture.logger(label: "store"))
-        try await db.sql { try $0.execute(unsafeSQL: "ALTER FUNCTION cutover.record_outcomes(text[], text[], bigint[]) RENAME TO record_outcomes_away") }
+        try await db.sql { try $0.execute(unsafeSQL: "ALTER FUNCTION cutover.record_outcomes(text, text[], text[], bigint[]) RENAME TO record_outcomes_away") }
         store.outcomes.recordError(on: .modern)
         try #require(try await eventually { capture.records(at: .warning).count >= 2 })
         let warnings = capture.records(at: .warning)
@@ -106,7 +106,7 @@ struct BackgroundFailureTests {
         #expect(warnings.prefix(2).map { $0.metadata["failures"] } == ["1", "2"])
         #expect(warnings.allSatisfy { $0.metadata["unflushed"] == "1" })
         #expect(store.outcomes.unflushed.map(\.count) == [1])
-        try await db.sql { try $0.execute(unsafeSQL: "ALTER FUNCTION cutover.record_outcomes_away(text[], text[], bigint[]) RENAME TO record_outcomes") }
+        try await db.sql { try $0.execute(unsafeSQL: "ALTER FUNCTION cutover.record_outcomes_away(text, text[], text[], bigint[]) RENAME TO record_outcomes") }
         try #require(try await eventually { !capture.records(at: .notice).isEmpty })
         #expect(store.outcomes.unflushed.isEmpty)
         #expect(try await db.sql { try $0.query("SELECT coalesce(sum(count), 0)::bigint AS n FROM cutover.outcome_log")[0].decode(Int64.self, "n") } == 1)

@@ -91,14 +91,8 @@ struct ControlSchemaTests {
     @Test func aVersion4InstallationUpgradesInPlaceAndKeepsItsRegistrationsAndLease() async throws {
         try await Roles.withRoles("control_from_4") { roles in
             let configuration = roles.configuration(roles.migrator)
-            let oldGrants = ControlSchemaVersion4.grants.replacing("cutover_migrator", with: roles.migrator)
-                .replacing("cutover_app", with: roles.app)
-            try await onThread {
-                let migrator = try PostgresConnection(configuration: configuration)
-                try migrator.execute(unsafeSQL: try SQLFiles.text("drafts/baseline.sql"))
-                try migrator.execute(unsafeSQL: ControlSchemaVersion4.schema)
-                try migrator.execute(unsafeSQL: "INSERT INTO cutover.schema_version (version) VALUES (4)")
-                try migrator.execute(unsafeSQL: oldGrants)
+            try await roles.installAsMigrator(version: 4, schema: ControlSchemaVersion4.schema,
+                                              grants: ControlSchemaVersion4.grants) { migrator in
                 try migrator.execute(unsafeSQL: """
                     INSERT INTO cutover.migration_state (plan) VALUES ('drafts');
                     INSERT INTO cutover.runner_lease (plan, pid, backend_start, database_role, os_user, application_name)

@@ -59,6 +59,22 @@ struct Roles: Sendable {
         return try await onThread { try body(try PostgresConnection(configuration: configuration)) }
     }
 
+    /// An older control schema and its application grants, installed as the migrator as they
+    /// shipped (`schema` and `grants` from a `ControlSchemaVersion…` fixture), recorded as `version`;
+    /// `then` runs next on the same connection.
+    func installAsMigrator(version: Int, schema: String, grants: String,
+                           then: @escaping @Sendable (PostgresConnection) throws -> Void = { _ in }) async throws {
+        let configuration = configuration(migrator)
+        let grants = grants.replacing("cutover_migrator", with: migrator).replacing("cutover_app", with: app)
+        try await onThread {
+            let connection = try PostgresConnection(configuration: configuration)
+            try connection.execute(unsafeSQL: schema)
+            try connection.execute(unsafeSQL: "INSERT INTO cutover.schema_version (version) VALUES (\(version))")
+            try connection.execute(unsafeSQL: grants)
+            try then(connection)
+        }
+    }
+
     /// `phase init` and the application's grants, as the migrator: the runbook's steps 2 and 3.
     func installAsMigrator() async throws {
         let grants = try sql("roles/grant_application.sql")

@@ -74,7 +74,7 @@ struct RolesTests {
                 "cutover.schema_version: SELECT",
                 "public.drafts: INSERT, SELECT, UPDATE",
             ])
-            #expect(functions == ["reader_follows", "reader_heartbeat", "reader_leave", "record_outcomes", "save_draft"])
+            #expect(functions == ["reader_follows", "reader_heartbeat", "reader_leave", "record_outcomes", "record_outcomes", "save_draft"])
             #expect(publicFunctions.isEmpty)
         }
     }

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 5.
+-- Cutover's control schema, version 6.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -14,7 +14,10 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- on the ledger or the outcome log; it also adds the per-plan runner lease and the 'skipped'
 -- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
 -- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
--- and binds the runner lease to the runner's own connection as well as to its server session.
+-- and binds the runner lease to the runner's own connection as well as to its server session;
+-- 6 keys the operation ledger and the outcome log by plan, so that two migrations in one
+-- database keep their operations and their counts apart, and moves every earlier row to the
+-- drafts plan.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -34,19 +37,55 @@ CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
     revision bigint NOT NULL,
     path text NOT NULL CHECK (path IN ('legacy', 'modern')),
     committed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (scope, operation_id)
+    -- Last, where the upgrade from version 5 adds it, so that every installation has one layout.
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    PRIMARY KEY (plan, scope, operation_id)
 );
+
+-- The plan an operation belongs to (version 6): a (scope, operation ID) is one operation per
+-- plan. Every entry written before version 6 is a drafts save, the only plan whose saves the
+-- ledger recorded then, and the default keeps a drafts entry written as version 5 wrote it one.
+ALTER TABLE cutover.operation_ledger
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
 
 CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
 
--- Counts of save outcomes per writer path and minute: no payloads, titles or operation IDs.
+-- Counts of save outcomes per plan, writer path and minute: no payloads, titles or operation IDs.
 CREATE TABLE IF NOT EXISTS cutover.outcome_log (
     minute timestamptz NOT NULL,
     path text NOT NULL CHECK (path IN ('legacy', 'modern')),
     outcome text NOT NULL,
     count bigint NOT NULL CHECK (count >= 0),
-    PRIMARY KEY (minute, path, outcome)
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    PRIMARY KEY (plan, minute, path, outcome)
 );
+
+-- The plan counted (version 6); every count before version 6 is of drafts saves.
+ALTER TABLE cutover.outcome_log
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- Version 6's keys begin with the plan: a table keyed otherwise gets the new key, in place.
+DO $plan_keys$
+DECLARE
+    v_table record;
+BEGIN
+    FOR v_table IN
+        SELECT * FROM (VALUES ('operation_ledger', ARRAY['plan', 'scope', 'operation_id']),
+                              ('outcome_log', ARRAY['plan', 'minute', 'path', 'outcome'])) AS t(name, key)
+    LOOP
+        IF (SELECT array_agg(a.attname::text ORDER BY k.position)
+              FROM pg_constraint c
+              CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, position)
+              JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+             WHERE c.conrelid = format('cutover.%I', v_table.name)::regclass AND c.contype = 'p')
+           IS DISTINCT FROM v_table.key THEN
+            EXECUTE format('ALTER TABLE cutover.%I DROP CONSTRAINT IF EXISTS %I', v_table.name, v_table.name || '_pkey');
+            EXECUTE format('ALTER TABLE cutover.%I ADD CONSTRAINT %I PRIMARY KEY (%s)', v_table.name, v_table.name || '_pkey',
+                           (SELECT string_agg(quote_ident(column_name), ', ') FROM unnest(v_table.key) AS column_name));
+        END IF;
+    END LOOP;
+END
+$plan_keys$;
 
 -- One row per migration plan: where it stands. The epoch grows with every change.
 CREATE TABLE IF NOT EXISTS cutover.migration_state (
@@ -287,15 +326,18 @@ BEGIN
 END
 $follows$;
 
--- Adds save outcome counts to the current minute of the server's clock. The three arrays are
--- parallel, one-dimensional, of 1 to 64 elements and without NULLs; a path is 'legacy' or
+-- Adds save outcome counts of plan p_plan (1 to 255 characters) to the current minute of the
+-- server's clock. The three arrays are parallel, one-dimensional, of 1 to 64 elements and without NULLs; a path is 'legacy' or
 -- 'modern', an outcome one of the contract's codes or 'error' (a failure outside them), a count
 -- from 1 to 1,000,000,000. A row's count stops at 10^15, so that no sum of the log overflows.
-CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_paths text[], p_outcomes text[], p_counts bigint[])
+CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_plan text, p_paths text[], p_outcomes text[], p_counts bigint[])
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $outcomes$
 DECLARE
     c_row_limit constant bigint := 1000000000000000;
 BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'record_outcomes: the plan must be 1 to 255 characters';
+    END IF;
     IF p_paths IS NULL OR p_outcomes IS NULL OR p_counts IS NULL
        OR array_ndims(p_paths) IS DISTINCT FROM 1 OR array_ndims(p_outcomes) IS DISTINCT FROM 1
        OR array_ndims(p_counts) IS DISTINCT FROM 1
@@ -314,15 +356,23 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = 'record_outcomes: a path is legacy or modern, an outcome one of the save outcome codes or error, a count 1 to 1000000000';
     END IF;
-    INSERT INTO cutover.outcome_log AS log (minute, path, outcome, count)
-    SELECT date_trunc('minute', clock_timestamp()), r.path, r.outcome, least(sum(r.n), c_row_limit)
+    INSERT INTO cutover.outcome_log AS log (plan, minute, path, outcome, count)
+    SELECT p_plan, date_trunc('minute', clock_timestamp()), r.path, r.outcome, least(sum(r.n), c_row_limit)
       FROM unnest(p_paths, p_outcomes, p_counts) AS r(path, outcome, n)
      GROUP BY r.path, r.outcome
-    ON CONFLICT (minute, path, outcome) DO UPDATE SET count = least(log.count::numeric + EXCLUDED.count, c_row_limit);
+    ON CONFLICT (plan, minute, path, outcome) DO UPDATE SET count = least(log.count::numeric + EXCLUDED.count, c_row_limit);
 END
 $outcomes$;
 
--- The save: claim the operation, then the conditional write, in the caller's transaction.
+-- Version 5's signature, for applications still calling it: their counts are the drafts plan's.
+-- Deprecated since version 6: call cutover.record_outcomes with the plan; a later version drops it.
+CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_paths text[], p_outcomes text[], p_counts bigint[])
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $outcomes_v5$
+    SELECT cutover.record_outcomes('drafts', p_paths, p_outcomes, p_counts);
+$outcomes_v5$;
+
+-- The save of the drafts plan: claim the operation in that plan's ledger, then the conditional
+-- write, in the caller's transaction.
 -- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
 -- wait for a save of the same operation, or of the same draft, still in flight.
 --
@@ -373,13 +423,13 @@ BEGIN
     -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
     --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
     FOR attempt IN 1..3 LOOP
-        INSERT INTO cutover.operation_ledger (scope, operation_id, fingerprint, draft_id, revision, path)
-        VALUES (p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
-        ON CONFLICT (scope, operation_id) DO NOTHING;
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
+        VALUES ('drafts', p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
         EXIT WHEN FOUND;
         SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
           FROM cutover.operation_ledger l
-         WHERE l.scope = p_scope AND l.operation_id = p_operation_id;
+         WHERE l.plan = 'drafts' AND l.scope = p_scope AND l.operation_id = p_operation_id;
         IF FOUND THEN
             IF v_stored_fingerprint = v_fingerprint THEN
                 outcome := 'replayed';
@@ -468,6 +518,7 @@ $install_save$;
 -- (sql/roles/grant_application.sql).
 REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),
     cutover.reader_leave(text, text),

@@ -59,7 +59,7 @@ public struct ObservationReport: Sendable, Equatable {
     public var isCrossed: Bool { !crossed.isEmpty }
 }
 
-/// Reads per-path outcome rates from `cutover.outcome_log` and judges them.
+/// Reads a plan's per-path outcome rates from `cutover.outcome_log` and judges them.
 ///
 /// The log holds what the application instances report of their own saves, through
 /// `cutover.record_outcomes`: known codes and bounded counts only, in the server's minute. An
@@ -73,8 +73,8 @@ public enum RollbackObservation {
         let switched = try connection.query("""
             SELECT CASE WHEN writer_path = 'modern' THEN writer_switched_at END AS switched_at FROM cutover.migration_state WHERE plan = \(plan)
             """).first?.decode(Date?.self, "switched_at")
-        let modern = try rates(.modern, seconds: seconds, before: nil, on: connection)
-        let legacy = try rates(.legacy, seconds: seconds, before: switched, on: connection)
+        let modern = try rates(.modern, plan: plan, seconds: seconds, before: nil, on: connection)
+        let legacy = try rates(.legacy, plan: plan, seconds: seconds, before: switched, on: connection)
         var crossed: [String] = []
         if modern.saves >= Int64(thresholds.minimumSaves) {
             if modern.errorRate > thresholds.maximumErrorRate {
@@ -95,13 +95,13 @@ public enum RollbackObservation {
     /// Applications write the log, so its counts are data to judge, never trusted to fit: they
     /// are summed as numeric and each sum stops at `Int64.max`; rows of minutes still to come
     /// are not counted.
-    private static func rates(_ path: SavePath, seconds: Double, before switchedAt: Date?,
+    private static func rates(_ path: SavePath, plan: String, seconds: Double, before switchedAt: Date?,
                               on connection: PostgresConnection) throws -> PathRates {
         // Minutes are whole in the log: a minute counts when it began inside the span.
         let rows = try connection.query("""
             SELECT left(outcome, 64) AS outcome, least(sum(count::numeric), 9223372036854775807)::bigint AS n
               FROM cutover.outcome_log
-             WHERE path = \(path.rawValue)
+             WHERE plan = \(plan) AND path = \(path.rawValue)
                AND minute >= date_trunc('minute', coalesce(\(switchedAt)::timestamptz, now()) - make_interval(secs => \(seconds)))
                AND minute <= least(coalesce(\(switchedAt)::timestamptz, now()), now())
              GROUP BY 1

@@ -54,13 +54,14 @@ public struct LedgerPruner: Sendable {
         self.batchSize = batchSize
     }
 
-    /// Deletes entries committed longer than `retention` ago.
+    /// Deletes entries committed longer than `retention` ago, of every plan or of `plan` only.
     ///
     /// - Parameters:
+    ///   - plan: the plan whose entries to prune; nil prunes every plan's.
     ///   - maximumBatches: stop after this many batches (the rest is left for a later run).
     ///   - progress: called after each batch with the running total deleted.
     /// - Throws: ``LedgerPruneError/retentionTooShort(_:)`` below ``minimumRetention``.
-    public func prune(olderThan retention: Duration = defaultRetention, maximumBatches: Int? = nil,
+    public func prune(olderThan retention: Duration = defaultRetention, plan: String? = nil, maximumBatches: Int? = nil,
                       progress: (@Sendable (Int) -> Void)? = nil) async throws -> Report {
         guard retention >= Self.minimumRetention else { throw LedgerPruneError.retentionTooShort(retention) }
         guard retention <= Self.maximumRetention else { throw LedgerPruneError.retentionTooLong(retention) }
@@ -74,13 +75,13 @@ public struct LedgerPruner: Sendable {
             let deleted = try await pool.withConnection { connection in
                 try connection.query("""
                     WITH expired AS (
-                        SELECT scope, operation_id FROM cutover.operation_ledger
-                         WHERE committed_at < \(cutoff)
+                        SELECT plan, scope, operation_id FROM cutover.operation_ledger
+                         WHERE committed_at < \(cutoff) AND (\(plan)::text IS NULL OR plan = \(plan))
                          ORDER BY committed_at
                          LIMIT \(limit)
                            FOR UPDATE SKIP LOCKED)
                     DELETE FROM cutover.operation_ledger l USING expired e
-                     WHERE l.scope = e.scope AND l.operation_id = e.operation_id
+                     WHERE l.plan = e.plan AND l.scope = e.scope AND l.operation_id = e.operation_id
                     """).affectedRows ?? 0
             }
             report.batches += 1

@@ -3,7 +3,8 @@ import Foundation
 import PostgresClient
 import Synchronization
 
-/// Counts save outcomes per writer path and minute, and writes them to `cutover.outcome_log`.
+/// Counts one plan's save outcomes per writer path and minute, and writes them to
+/// `cutover.outcome_log` under that plan.
 ///
 /// Counting costs the save nothing but a lock in memory; the counts go to the database in one
 /// statement per flush, in the background, so the save path keeps its single round trip. A
@@ -25,6 +26,8 @@ public final class OutcomeRecorder: Sendable {
     }
 
     private let pool: PostgresPool
+    /// The plan whose saves are counted.
+    public let plan: String
     /// Counts not yet written.
     struct Counts {
         private var counted: [Key: Int64] = [:]
@@ -65,9 +68,10 @@ public final class OutcomeRecorder: Sendable {
     private let flusher = Mutex<Task<Void, Never>?>(nil)
     private let clock: @Sendable () -> Date
 
-    init(pool: PostgresPool, flushInterval: Duration?, logger: CutoverLogger = .disabled,
+    init(pool: PostgresPool, plan: String, flushInterval: Duration?, logger: CutoverLogger = .disabled,
          clock: @escaping @Sendable () -> Date = Date.init) {
         self.pool = pool
+        self.plan = plan
         self.clock = clock
         guard let flushInterval else { return }
         let task = Task { [weak self] in
@@ -138,6 +142,7 @@ public final class OutcomeRecorder: Sendable {
     /// from its caller), so counts kept through failed flushes land in the minute they are
     /// written.
     public func flush() async throws {
+        let plan = plan
         let batch = pending.withLock { $0.take() }
         guard !batch.isEmpty else { return }
         var totals: [Key: Int64] = [:]
@@ -153,7 +158,7 @@ public final class OutcomeRecorder: Sendable {
         do {
             try await pool.withConnection { connection in
                 try connection.query("""
-                    SELECT cutover.record_outcomes(\(paths)::text[], \(outcomes)::text[], \(counts)::bigint[])
+                    SELECT cutover.record_outcomes(\(plan)::text, \(paths)::text[], \(outcomes)::text[], \(counts)::bigint[])
                     """)
             }
         } catch {

@@ -49,7 +49,7 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
         self.lockTimeout = lockTimeout
         self.lockTimeoutBind = Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up))).postgresBind
         try await pool.withConnection { try ControlSchema.verify(on: $0) }
-        self.outcomes = OutcomeRecorder(pool: pool, flushInterval: outcomeFlushInterval, logger: logger)
+        self.outcomes = OutcomeRecorder(pool: pool, plan: "drafts", flushInterval: outcomeFlushInterval, logger: logger)
     }
 
     /// Commits or replays one save; see ``DraftStorage``.

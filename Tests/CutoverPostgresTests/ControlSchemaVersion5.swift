@@ -1,0 +1,556 @@
+/// Version 5 of the control schema and of the application's grants, exactly as they shipped, so
+/// that the upgrade to the current version can be tested from a real older installation.
+enum ControlSchemaVersion5 {
+    /// `sql/control/schema.sql` at version 5.
+    static let schema = #"""
+-- Cutover's control schema, version 5.
+--
+-- Every statement is idempotent: the installer runs this whole file in one transaction, under
+-- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
+-- and then records the new version. A version newer than the binary's is refused.
+
+CREATE SCHEMA IF NOT EXISTS cutover;
+
+-- Version history: 1 added the ledger, the outcome log and the save function; 2 added the
+-- migration state, the phase history, the applied-file checksums and legacy-write tracking;
+-- 3 added the reader registry; 4 leaves the application nothing but functions that act as
+-- itself: save_draft and record_outcomes run as the schema's owner, a heartbeat is validated,
+-- capped and bound to its instance's registration secret, and no other role keeps direct rights
+-- on the ledger or the outcome log; it also adds the per-plan runner lease and the 'skipped'
+-- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
+-- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
+-- and binds the runner lease to the runner's own connection as well as to its server session.
+
+COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
+
+CREATE TABLE IF NOT EXISTS cutover.schema_version (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version integer NOT NULL,
+    installed_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per committed operation. The fingerprint is sha256 of the canonical request, so
+-- that a retry is recognised without keeping any of the request's content.
+CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
+    scope text NOT NULL,
+    operation_id text NOT NULL,
+    fingerprint bytea NOT NULL,
+    draft_id text NOT NULL,
+    revision bigint NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    committed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope, operation_id)
+);
+
+CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
+
+-- Counts of save outcomes per writer path and minute: no payloads, titles or operation IDs.
+CREATE TABLE IF NOT EXISTS cutover.outcome_log (
+    minute timestamptz NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    outcome text NOT NULL,
+    count bigint NOT NULL CHECK (count >= 0),
+    PRIMARY KEY (minute, path, outcome)
+);
+
+-- One row per migration plan: where it stands. The epoch grows with every change.
+CREATE TABLE IF NOT EXISTS cutover.migration_state (
+    plan text PRIMARY KEY,
+    phase text NOT NULL DEFAULT 'baseline'
+        CHECK (phase IN ('baseline', 'expanded', 'modern', 'backfilled', 'contracted')),
+    writer_path text NOT NULL DEFAULT 'legacy' CHECK (writer_path IN ('legacy', 'modern')),
+    epoch bigint NOT NULL DEFAULT 0,
+    writer_switched_at timestamptz,
+    backfill_cursor text,
+    backfill_converted bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Every step attempted, in every direction and with every outcome. A row left 'running' by
+-- a runner that died is an interrupted step; the next run says so and finishes or undoes it.
+CREATE TABLE IF NOT EXISTS cutover.phase_history (
+    id bigserial PRIMARY KEY,
+    plan text NOT NULL,
+    step text NOT NULL,
+    direction text NOT NULL CHECK (direction IN ('forward', 'rollback')),
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    duration_ms bigint,
+    outcome text NOT NULL CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted')),
+    error text,
+    checksum text,
+    epoch bigint,
+    details jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+
+CREATE INDEX IF NOT EXISTS phase_history_plan ON cutover.phase_history (plan, id);
+
+-- 'skipped' (version 4): a step asked for again after it had happened, which changed nothing.
+ALTER TABLE cutover.phase_history DROP CONSTRAINT IF EXISTS phase_history_outcome_check;
+ALTER TABLE cutover.phase_history ADD CONSTRAINT phase_history_outcome_check
+    CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted'));
+
+-- Which runner works on a plan: at most one row per plan, naming the server session that
+-- holds it. A row whose session has ended (its pid is gone, or now belongs to a session that
+-- started later) holds nothing, so a runner that dies frees the plan with its session. Only
+-- the owner of this schema (the migrator) may write it: an application role can neither take
+-- nor hold nor release a plan's exclusion, as it could with an advisory lock.
+CREATE TABLE IF NOT EXISTS cutover.runner_lease (
+    plan text PRIMARY KEY,
+    pid integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    application_name text NOT NULL,
+    acquired_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON cutover.runner_lease FROM PUBLIC;
+
+-- A secret of the runner's connection (version 5). Through a transaction pooler one server
+-- session serves many clients in turn, so the session alone cannot tell one runner from
+-- another: a lease is re-entered only by the connection that took it. NULL for a lease taken
+-- before version 5.
+ALTER TABLE cutover.runner_lease ADD COLUMN IF NOT EXISTS holder text;
+
+-- The checksum of every SQL file as it was applied; a file changed since is refused.
+CREATE TABLE IF NOT EXISTS cutover.applied_files (
+    plan text NOT NULL,
+    step text NOT NULL,
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (plan, step, file)
+);
+
+-- When a write in the legacy format last reached a table (kept by the plan's expand trigger,
+-- at most once a second), for the contract check "no legacy write within the window".
+CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
+    table_name text PRIMARY KEY,
+    last_write_at timestamptz NOT NULL
+);
+
+-- Application instances and the stored formats their readers understand. An instance is live
+-- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it,
+-- `cutover.reader_follows` records the epoch it follows and `cutover.reader_leave` removes it,
+-- and they are all an application role needs to be granted here (they run as the schema's owner).
+CREATE TABLE IF NOT EXISTS cutover.readers (
+    instance_id text PRIMARY KEY CHECK (length(instance_id) BETWEEN 1 AND 255),
+    application_name text NOT NULL CHECK (length(application_name) <= 255),
+    application_version text NOT NULL CHECK (length(application_version) <= 255),
+    formats text[] NOT NULL CHECK (cardinality(formats) BETWEEN 1 AND 16),
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    last_seen_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- sha256 of the secret the registering process chose: only that process may refresh or remove
+-- its registration while it is live. NULL for a registration made before version 4.
+ALTER TABLE cutover.readers ADD COLUMN IF NOT EXISTS token_sha256 bytea;
+
+-- The epoch of each plan's writer path that an instance follows, as it reported it (version 5):
+-- a report means that every operation the instance starts from then on takes the path of that
+-- epoch. Only the instance's registration secret may write it (cutover.reader_follows), and it
+-- goes with the registration.
+CREATE TABLE IF NOT EXISTS cutover.reader_epochs (
+    instance_id text NOT NULL REFERENCES cutover.readers (instance_id) ON DELETE CASCADE,
+    plan text NOT NULL CHECK (length(plan) BETWEEN 1 AND 255),
+    epoch bigint NOT NULL CHECK (epoch >= 0),
+    reported_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (instance_id, plan)
+);
+REVOKE ALL ON cutover.reader_epochs FROM PUBLIC;
+
+-- Version 3's heartbeat and leave took no secret, so any instance could rewrite or remove any
+-- other's registration.
+DROP FUNCTION IF EXISTS cutover.reader_heartbeat(text, text, text, text[]);
+DROP FUNCTION IF EXISTS cutover.reader_leave(text);
+
+-- Registers an instance or refreshes it. p_token is a secret of at least 16 characters that the
+-- process chooses when it starts and keeps to itself; the registry keeps only its sha256.
+--   - The same instance ID and secret: a refresh.
+--   - The same instance ID, another secret: refused (23505) while the registration is live; a
+--     registration silent for 120 seconds (a process that died without leaving) is taken over.
+--   - A new instance ID: registered, unless 10,000 registrations exist once those silent for
+--     120 seconds are removed (54000).
+-- Names and versions are 1 to 255 characters without control characters; formats are 1 to 16
+-- codes such as 'v2' (22023 otherwise).
+CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
+    p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat$
+DECLARE
+    -- C0, DEL, C1, and the invisible and bidirectional formatting characters.
+    c_hidden constant text := '[\u0001-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]';
+    c_stale constant interval := interval '120 seconds';
+    c_limit constant integer := 10000;
+    v_token bytea;
+    v_formats text[];
+    v_registered bigint;
+BEGIN
+    IF p_instance_id IS NULL OR length(p_instance_id) NOT BETWEEN 1 AND 255 OR p_instance_id ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the instance ID must be 1 to 255 characters without control characters';
+    END IF;
+    IF p_application_name IS NULL OR length(p_application_name) NOT BETWEEN 1 AND 255 OR p_application_name ~ c_hidden
+       OR p_application_version IS NULL OR length(p_application_version) NOT BETWEEN 1 AND 255
+       OR p_application_version ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the application name and version must be 1 to 255 characters without control characters';
+    END IF;
+    IF p_formats IS NULL OR array_ndims(p_formats) IS DISTINCT FROM 1 OR cardinality(p_formats) NOT BETWEEN 1 AND 16
+       OR array_position(p_formats, NULL) IS NOT NULL
+       OR EXISTS (SELECT FROM unnest(p_formats) AS f(code) WHERE f.code !~ '^v[0-9]{1,4}$') THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: formats must be a one-dimensional array of 1 to 16 format codes such as ''v2''';
+    END IF;
+    IF p_token IS NULL OR length(p_token) NOT BETWEEN 16 AND 255 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the registration secret must be 16 to 255 characters';
+    END IF;
+    v_token := sha256(convert_to(p_token, 'UTF8'));
+    v_formats := ARRAY(SELECT f.code FROM unnest(p_formats) WITH ORDINALITY AS f(code, position) ORDER BY f.position);
+
+    -- 1. The caller's own registration. Neither update locks a row it does not change, so a
+    --    caller with another secret cannot hold up the owner's heartbeat.
+    UPDATE cutover.readers r
+       SET application_name = p_application_name, application_version = p_application_version,
+           formats = v_formats, last_seen_at = now()
+     WHERE r.instance_id = p_instance_id AND r.token_sha256 = v_token;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+
+    -- 2. A registration whose process went silent: taken over.
+    UPDATE cutover.readers r
+       SET application_name = p_application_name, application_version = p_application_version,
+           formats = v_formats, token_sha256 = v_token, registered_at = now(), last_seen_at = now()
+     WHERE r.instance_id = p_instance_id AND r.last_seen_at <= now() - c_stale;
+    IF FOUND THEN
+        -- What the silent process followed says nothing about the one taking over.
+        DELETE FROM cutover.reader_epochs e WHERE e.instance_id = p_instance_id;
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT FROM cutover.readers r WHERE r.instance_id = p_instance_id) THEN
+        RAISE EXCEPTION USING ERRCODE = '23505',
+            MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
+            HINT = 'give each process an instance ID of its own, or wait until the other one has been silent for 120 seconds';
+    END IF;
+
+    -- 3. A new registration, within the limit; registrations gone silent make room first.
+    SELECT count(*) INTO v_registered FROM cutover.readers;
+    IF v_registered >= c_limit THEN
+        DELETE FROM cutover.readers r WHERE r.last_seen_at <= now() - c_stale;
+        SELECT count(*) INTO v_registered FROM cutover.readers;
+        IF v_registered >= c_limit THEN
+            RAISE EXCEPTION USING ERRCODE = '54000',
+                MESSAGE = format('reader_heartbeat: the registry holds %s live registrations, its limit', c_limit),
+                HINT = 'instances that stop should call cutover.reader_leave';
+        END IF;
+    END IF;
+    INSERT INTO cutover.readers (instance_id, application_name, application_version, formats, token_sha256)
+    VALUES (p_instance_id, p_application_name, p_application_version, v_formats, v_token)
+    ON CONFLICT (instance_id) DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '23505',
+            MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
+            HINT = 'give each process an instance ID of its own, or wait until the other one has been silent for 120 seconds';
+    END IF;
+END
+$heartbeat$;
+
+-- Removes the caller's own registration; false when there is none with that secret.
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_instance_id text, p_token text)
+RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave$
+    WITH removed AS (
+        DELETE FROM cutover.readers r
+         WHERE r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'))
+        RETURNING 1)
+    SELECT EXISTS (SELECT FROM removed);
+$leave$;
+
+-- Records that the caller's own registration follows epoch p_epoch of plan p_plan's writer
+-- path, and refreshes the registration; false when there is no registration with that secret
+-- (it went silent and was taken over or removed: heartbeat again first). The plan must exist and
+-- the epoch be one it has reached (22023 otherwise): an instance reports only what it read.
+CREATE OR REPLACE FUNCTION cutover.reader_follows(p_instance_id text, p_token text, p_plan text, p_epoch bigint)
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $follows$
+DECLARE
+    v_current bigint;
+BEGIN
+    SELECT s.epoch INTO v_current FROM cutover.migration_state s WHERE s.plan = p_plan;
+    IF NOT FOUND OR p_epoch IS NULL OR p_epoch < 0 OR p_epoch > v_current THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_follows: the plan must exist and the epoch be one it has reached';
+    END IF;
+    UPDATE cutover.readers r SET last_seen_at = now()
+     WHERE r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'));
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO cutover.reader_epochs AS e (instance_id, plan, epoch) VALUES (p_instance_id, p_plan, p_epoch)
+    ON CONFLICT (instance_id, plan) DO UPDATE SET epoch = EXCLUDED.epoch, reported_at = now();
+    RETURN true;
+END
+$follows$;
+
+-- Adds save outcome counts to the current minute of the server's clock. The three arrays are
+-- parallel, one-dimensional, of 1 to 64 elements and without NULLs; a path is 'legacy' or
+-- 'modern', an outcome one of the contract's codes or 'error' (a failure outside them), a count
+-- from 1 to 1,000,000,000. A row's count stops at 10^15, so that no sum of the log overflows.
+CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_paths text[], p_outcomes text[], p_counts bigint[])
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $outcomes$
+DECLARE
+    c_row_limit constant bigint := 1000000000000000;
+BEGIN
+    IF p_paths IS NULL OR p_outcomes IS NULL OR p_counts IS NULL
+       OR array_ndims(p_paths) IS DISTINCT FROM 1 OR array_ndims(p_outcomes) IS DISTINCT FROM 1
+       OR array_ndims(p_counts) IS DISTINCT FROM 1
+       OR cardinality(p_paths) > 64 OR cardinality(p_outcomes) <> cardinality(p_paths)
+       OR cardinality(p_counts) <> cardinality(p_paths)
+       OR array_position(p_paths, NULL) IS NOT NULL OR array_position(p_outcomes, NULL) IS NOT NULL
+       OR array_position(p_counts, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'record_outcomes: paths, outcomes and counts must be one-dimensional arrays of the same 1 to 64 elements, without NULLs';
+    END IF;
+    IF EXISTS (SELECT FROM unnest(p_paths, p_outcomes, p_counts) AS r(path, outcome, n)
+                WHERE r.path NOT IN ('legacy', 'modern')
+                   OR r.outcome NOT IN ('committed', 'replayed', 'conflict', 'notFound', 'invalid', 'operationConflict',
+                                        'exhausted', 'outcomeUnknown', 'error')
+                   OR r.n NOT BETWEEN 1 AND 1000000000) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'record_outcomes: a path is legacy or modern, an outcome one of the save outcome codes or error, a count 1 to 1000000000';
+    END IF;
+    INSERT INTO cutover.outcome_log AS log (minute, path, outcome, count)
+    SELECT date_trunc('minute', clock_timestamp()), r.path, r.outcome, least(sum(r.n), c_row_limit)
+      FROM unnest(p_paths, p_outcomes, p_counts) AS r(path, outcome, n)
+     GROUP BY r.path, r.outcome
+    ON CONFLICT (minute, path, outcome) DO UPDATE SET count = least(log.count::numeric + EXCLUDED.count, c_row_limit);
+END
+$outcomes$;
+
+-- The save: claim the operation, then the conditional write, in the caller's transaction.
+-- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
+-- wait for a save of the same operation, or of the same draft, still in flight.
+--
+-- Outcomes returned as a row: committed, replayed, operationConflict (nothing was written).
+-- Outcomes raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 the writer's format is not stored at this phase (before expand or after contract)
+--   CU005 the stored draft is in a format this build does not know
+-- It runs as the schema's owner, so that the application role needs no rights on the ledger.
+-- The table is named in full when the function is created: `drafts` as the installer's
+-- search_path finds it or, before it exists, in the installer's current schema. The function's
+-- own search_path holds only pg_catalog and pg_temp (last), so that nothing any role may create
+-- in another schema, or in its temporary one, can stand in for what the save uses; and no
+-- statement is put together while it runs. Which representations the table holds (title for
+-- v1, document for v2) is read from the catalog, so the same function serves the baseline,
+-- expanded and contracted layouts.
+DO $install_save$
+DECLARE
+    v_table text := format('%I.drafts', coalesce(
+        (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.oid = to_regclass('drafts') AND n.oid <> pg_my_temp_schema()),
+        current_schema(), 'public'));
+BEGIN
+    EXECUTE replace($create$
+CREATE OR REPLACE FUNCTION cutover.save_draft(
+    p_scope text, p_operation_id text, p_request bytea, p_draft_id text, p_expected bigint,
+    p_path text, p_title text, p_document jsonb, p_lock_timeout_ms integer,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save$
+DECLARE
+    v_fingerprint bytea := sha256(p_request);
+    v_next bigint := CASE WHEN p_expected = 9223372036854775807 THEN NULL ELSE p_expected + 1 END;
+    v_stored_fingerprint bytea;
+    v_stored_revision bigint;
+    v_has_title boolean;
+    v_has_document boolean;
+    v_current bigint;
+    v_version text;
+    v_shape record;
+    v_columns jsonb;
+    v_setting text;
+BEGIN
+    -- An assignment, not PERFORM: a simple expression skips the executor.
+    IF p_lock_timeout_ms IS NOT NULL THEN
+        v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
+    END IF;
+
+    -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
+    --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (scope, operation_id, fingerprint, draft_id, revision, path)
+        VALUES (p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+        ON CONFLICT (scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+        -- The claim that stood in the way was pruned meanwhile: claim again.
+    END LOOP;
+
+    -- 2. Which representations the table holds now: the columns of its row as a row-less
+    --    query returns it. Its plan is made again whenever the table changes, and costs far
+    --    less than a catalog query with an aggregate.
+    SELECT * INTO v_shape FROM @drafts@ WHERE false;
+    v_columns := to_jsonb(v_shape);
+    v_has_title := v_columns ? 'title';
+    v_has_document := v_columns ? 'document';
+    IF NOT (CASE p_path WHEN 'legacy' THEN v_has_title ELSE v_has_document END) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = CASE p_path
+            WHEN 'legacy' THEN 'the legacy format is no longer stored (contract removed it); save through the modern writer'
+            ELSE 'the modern format is not stored yet (run expand first); save through the legacy writer' END;
+    END IF;
+
+    -- 3. The conditional write.
+    IF p_expected = 0 THEN
+        IF p_path = 'legacy' THEN
+            INSERT INTO @drafts@ (id, title, revision) VALUES (p_draft_id, p_title, 1)
+            ON CONFLICT (id) DO NOTHING;
+        ELSIF v_has_title THEN
+            INSERT INTO @drafts@ (id, title, revision, document) VALUES (p_draft_id, p_title, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        ELSE
+            INSERT INTO @drafts@ (id, revision, document) VALUES (p_draft_id, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := 1;
+            RETURN;
+        END IF;
+    ELSIF v_next IS NOT NULL THEN
+        IF p_path = 'legacy' THEN
+            IF v_has_document THEN
+                -- A legacy write keeps the v2 fields it does not know; refuse a document of a
+                -- format this build cannot read rather than overwrite what it cannot see.
+                SELECT d.document ->> 'version' INTO v_version FROM @drafts@ d WHERE d.id = p_draft_id;
+                IF v_version IS NOT NULL AND v_version <> '2' THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CU005', MESSAGE = 'unsupported stored format',
+                        DETAIL = 'v' || v_version;
+                END IF;
+            END IF;
+            UPDATE @drafts@ d SET title = p_title, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSIF v_has_title THEN
+            UPDATE @drafts@ d SET title = p_title, document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSE
+            UPDATE @drafts@ d SET document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := v_next;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- 4. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    SELECT d.revision INTO v_current FROM @drafts@ d WHERE d.id = p_draft_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'draft not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+$save$
+$create$, '@drafts@', v_table);
+END
+$install_save$;
+
+-- Functions that run as the schema's owner are executable only by grant
+-- (sql/roles/grant_application.sql).
+REVOKE EXECUTE ON FUNCTION
+    cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
+  FROM PUBLIC;
+
+-- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
+DO $check$
+BEGIN
+    IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'cutover' AND c.relkind = 'r'
+           AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
+                             'phase_history', 'applied_files', 'legacy_activity', 'readers',
+                             'runner_lease', 'reader_epochs')) <> 10 THEN
+        RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
+            USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs and runner_lease in schema cutover';
+    END IF;
+END
+$check$;
+
+-- Before version 4 the application role wrote the ledger and the outcome log directly. Take back
+-- every right on them, on the registry and the runner lease, and every write on the other tables, from every role
+-- but the owner; sql/roles/grant_application.sql grants what the application needs now.
+DO $revoke$
+DECLARE
+    v_grant record;
+BEGIN
+    FOR v_grant IN
+        SELECT DISTINCT c.relname, a.privilege_type,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END AS grantee
+          FROM pg_class c
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+          CROSS JOIN LATERAL aclexplode(c.relacl) a
+          LEFT JOIN pg_roles r ON r.oid = a.grantee
+         WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease') OR a.privilege_type <> 'SELECT')
+    LOOP
+        EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);
+    END LOOP;
+END
+$revoke$;
+"""#
+
+    /// `sql/roles/grant_application.sql` at version 5.
+    static let grants = #"""
+-- What the application role needs, and nothing more. Step 2 of 2 (docs/runbooks/roles.md).
+--
+-- Run as cutover_migrator after `phase init`, and again after every `phase init` that upgrades
+-- the control schema:
+--   psql "postgresql://cutover_migrator@db.example:5432/app" -v ON_ERROR_STOP=1 -f sql/roles/grant_application.sql
+-- Safe to run again.
+
+GRANT USAGE ON SCHEMA cutover TO cutover_app;
+
+-- PostgresDraftStore checks the control schema's version before its first save.
+GRANT SELECT ON cutover.schema_version TO cutover_app;
+
+-- The save, the outcome counts and the reader registry go through functions that run as their
+-- owner and do only what they say: a claim in the ledger stands only with the write it belongs
+-- to, counts go to the server's current minute and only under known codes, a heartbeat, a leave
+-- or the report of the epoch an instance follows needs the registration's secret. The ledger, the
+-- outcome log and the registry need no grant, and are given none.
+GRANT EXECUTE ON FUNCTION
+    cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
+  TO cutover_app;
+
+-- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant).
+GRANT SELECT ON cutover.migration_state TO cutover_app;
+
+-- Nobody else may call the toolkit's functions.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA cutover FROM PUBLIC;
+
+-- The application's own table: rows only. Add DELETE if the application deletes drafts.
+GRANT SELECT, INSERT, UPDATE ON drafts TO cutover_app;
+"""#
+}

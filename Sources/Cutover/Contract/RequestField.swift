@@ -6,6 +6,8 @@ public enum RequestField: Sendable, Hashable, CustomStringConvertible {
     case operationID
     /// ``SaveDraft/draftID``.
     case draftID
+    /// A part of ``SaveRequest/key``, counted from 0.
+    case keyPart(index: Int)
     /// ``DraftContent/title``.
     case title
     /// ``DraftContent/body``.
@@ -19,6 +21,7 @@ public enum RequestField: Sendable, Hashable, CustomStringConvertible {
         case .operationScope: "operation scope"
         case .operationID: "operation ID"
         case .draftID: "draft ID"
+        case .keyPart(let index): "key part \(index)"
         case .title: "title"
         case .body: "body"
         case .tag(let index): "tag \(index)"

@@ -10,6 +10,11 @@ extension SaveDraft {
     /// A store that learns of a failed conditional update (say, zero rows
     /// updated) can read the current revision and call this to name the failure.
     public func committedRevision(over current: Int64?) throws(SaveFailure) -> Int64 {
+        try Self.committedRevision(expected: expectedRevision, over: current)
+    }
+
+    /// The revision a save expecting `expectedRevision` commits over `current`; shared by every request type.
+    static func committedRevision(expected expectedRevision: Int64, over current: Int64?) throws(SaveFailure) -> Int64 {
         guard let current else {
             guard expectedRevision == 0 else { throw .notFound }
             return 1

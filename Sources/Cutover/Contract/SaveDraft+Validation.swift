@@ -10,6 +10,11 @@ extension SaveDraft {
             return broken
         }
         if expectedRevision < 0 { return .negativeExpectedRevision }
+        return Self.violation(of: content)
+    }
+
+    /// The first limit `content` breaks: title, body, tags; shared with the drafts entity.
+    static func violation(of content: DraftContent) -> SaveViolation? {
         if let broken = Self.check(content.title, .title, 1...SaveLimits.maximumTitleLength)
             ?? Self.check(content.body, .body, 0...SaveLimits.maximumBodyLength) {
             return broken
@@ -30,7 +35,8 @@ extension SaveDraft {
         if let violation { throw .invalid(violation) }
     }
 
-    private static func check(_ text: String, _ field: RequestField, _ length: ClosedRange<Int>) -> SaveViolation? {
+    /// The first limit `text` breaks as `field`: empty, too long, NUL; shared by every request type.
+    static func check(_ text: String, _ field: RequestField, _ length: ClosedRange<Int>) -> SaveViolation? {
         var text = text
         // One pass over the UTF-8: every scalar has exactly one byte that is not a continuation
         // byte (10xxxxxx), and a NUL scalar is the byte 0.

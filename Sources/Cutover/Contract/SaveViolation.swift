@@ -12,6 +12,9 @@ public enum SaveViolation: Sendable, Hashable, CustomStringConvertible {
     /// The expected revision is below 0.
     case negativeExpectedRevision
 
+    /// The key does not have the entity's key columns: `expected` parts of their kinds.
+    case keyShape(expected: Int)
+
     /// The content has more tags than ``SaveLimits/maximumTagCount``.
     case tooManyTags(maximum: Int)
 
@@ -22,6 +25,7 @@ public enum SaveViolation: Sendable, Hashable, CustomStringConvertible {
         case .tooLong(let field, let maximum): "\(field) is longer than \(maximum) characters"
         case .containsNUL(let field): "\(field) contains a NUL character"
         case .negativeExpectedRevision: "expected revision is negative"
+        case .keyShape(let expected): "key does not match the entity's \(expected) key columns"
         case .tooManyTags(let maximum): "content has more than \(maximum) tags"
         }
     }

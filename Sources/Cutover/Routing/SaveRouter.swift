@@ -13,21 +13,15 @@
 /// await router.use(.modern)
 /// ```
 public actor SaveRouter: ReportingDraftWriting {
-    private enum Selection {
-        case fixed(SavePath)
-        case following(any WriterPathSource)
-    }
-
     private let legacy: any ReportingDraftWriting
     private let modern: any ReportingDraftWriting
-    private var selection: Selection
-    private var tally = SaveRouterCounts()
+    private var selection: WriterSelection
 
     /// A router over two writers that starts on `path` until ``use(_:)`` or ``follow(_:)`` changes it.
     public init(legacy: any ReportingDraftWriting, modern: any ReportingDraftWriting, path: SavePath = .legacy) {
         self.legacy = legacy
         self.modern = modern
-        selection = .fixed(path)
+        selection = WriterSelection(path)
     }
 
     /// A router over two writers that takes each operation's path from `source`.
@@ -38,28 +32,23 @@ public actor SaveRouter: ReportingDraftWriting {
     ) {
         self.legacy = legacy
         self.modern = modern
-        selection = .following(source)
+        selection = WriterSelection(following: source)
     }
 
     /// The path the next operation will take.
-    public var path: SavePath {
-        switch selection {
-        case .fixed(let path): path
-        case .following(let source): source.currentPath()
-        }
-    }
+    public var path: SavePath { selection.path }
 
     /// Calls and outcomes per path so far.
-    public var counts: SaveRouterCounts { tally }
+    public var counts: SaveRouterCounts { selection.counts }
 
     /// Sends later operations down `path`, and stops following any source.
     public func use(_ path: SavePath) {
-        selection = .fixed(path)
+        selection.use(path)
     }
 
     /// Takes later operations' paths from `source`, replacing any fixed path or earlier source.
     public func follow(_ source: any WriterPathSource) {
-        selection = .following(source)
+        selection.follow(source)
     }
 
     /// Saves through the writer of the current path and counts the call and its outcome.
@@ -68,15 +57,14 @@ public actor SaveRouter: ReportingDraftWriting {
     /// committed, so it counts as ``SaveOutcome/outcomeUnknown``; it is rethrown unchanged.
     public func saveReportingOutcome(_ request: SaveDraft) async throws -> SaveResult {
         // No suspension before the writer call: the path read here is the path this operation keeps.
-        let chosen = path
+        let chosen = selection.choose()
         let writer = chosen == .legacy ? legacy : modern
-        tally.recordCall(on: chosen)
         do {
             let result = try await writer.saveReportingOutcome(request)
-            tally.record(result.outcome, on: chosen)
+            selection.record(.success(result.outcome), on: chosen)
             return result
         } catch {
-            tally.record((error as? SaveFailure)?.outcome ?? .outcomeUnknown, on: chosen)
+            selection.record(.failure(error), on: chosen)
             throw error
         }
     }

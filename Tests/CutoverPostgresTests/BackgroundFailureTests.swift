@@ -18,7 +18,7 @@ struct BackgroundFailureTests {
                                                             applicationVersion: "4.0", formats: [.v1, .v2],
                                                             interval: .milliseconds(100), logger: capture.logger(label: "web-1"))
             #expect(registration.health.isHealthy)
-            let heartbeat = "cutover.reader_heartbeat(text, text, text, text[], text)"
+            let heartbeat = "cutover.reader_heartbeat(text, text, text, text, text[], text)"
             let app = roles.app
             try await roles.admin { try $0.execute(unsafeSQL: "REVOKE EXECUTE ON FUNCTION \(heartbeat) FROM \(try $0.quoteIdentifier(app))") }
 

@@ -112,7 +112,7 @@ final class RouterFleetMember: FleetMember {
 
     func start() async throws {
         let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
-        let registration = try await ReaderRegistration(pool: pool, instanceID: instanceID, applicationName: "cutover-bench",
+        let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: instanceID, applicationName: "cutover-bench",
                                                         applicationVersion: "1", formats: [.v1, .v2])
         let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts")
         parts.withLock { $0 = (fleet, registration, pool) }

@@ -213,7 +213,7 @@ struct ApplicationRoleTests {
             // Through the Swift API the refusal is typed.
             let typed = try await roles.asApplication { app in
                 do {
-                    try ReaderRegistry.heartbeat(instanceID: "i4\u{1B}]0;owned\u{07}", applicationName: "web", applicationVersion: "1",
+                    try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "i4\u{1B}]0;owned\u{07}", applicationName: "web", applicationVersion: "1",
                                                  formats: ["v2"], token: ReaderRegistry.makeToken(), on: app)
                     return nil as ReaderRegistryError?
                 } catch let error as ReaderRegistryError {
@@ -232,7 +232,7 @@ struct ApplicationRoleTests {
             func beat(_ formats: [String], _ token: String) async throws -> ReaderRegistryError? {
                 try await roles.asApplication { app in
                     do {
-                        try ReaderRegistry.heartbeat(instanceID: "report-1", applicationName: "reports", applicationVersion: "3.9",
+                        try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "report-1", applicationName: "reports", applicationVersion: "3.9",
                                                      formats: formats, token: token, on: app)
                         return nil
                     } catch let error as ReaderRegistryError {
@@ -241,10 +241,10 @@ struct ApplicationRoleTests {
                 }
             }
             func leave(_ token: String) async throws -> Bool {
-                try await roles.asApplication { try ReaderRegistry.leave(instanceID: "report-1", token: token, on: $0) }
+                try await roles.asApplication { try ReaderRegistry.leave(plan: "drafts", instanceID: "report-1", token: token, on: $0) }
             }
             func formats() async throws -> [String] {
-                try await roles.admin { try ReaderRegistry.list(on: $0).flatMap(\.formats) }
+                try await roles.admin { try ReaderRegistry.list(plan: "drafts", on: $0).flatMap(\.formats) }
             }
 
             #expect(try await beat(["v1"], mine) == nil)
@@ -268,28 +268,28 @@ struct ApplicationRoleTests {
             // a suffixed ID, rather than going missing.
             #expect(try await beat(["v1"], theirs) == nil)
             let pool = PostgresPool(configuration: roles.configuration(roles.app), maximumConnections: 1)
-            let registration = try await ReaderRegistration(pool: pool, instanceID: "report-1", applicationName: "reports",
+            let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "report-1", applicationName: "reports",
                                                             applicationVersion: "4.0", formats: [.v1, .v2])
             #expect(registration.instanceID.hasPrefix("report-1-") && registration.instanceID.count == "report-1-".count + 8)
-            let listed = try await roles.admin { try ReaderRegistry.list(on: $0).map { "\($0.instanceID) \($0.applicationVersion)" } }
+            let listed = try await roles.admin { try ReaderRegistry.list(plan: "drafts", on: $0).map { "\($0.instanceID) \($0.applicationVersion)" } }
             #expect(listed == ["report-1 3.9", "\(registration.instanceID) 4.0"])
             try await registration.stop()
 
             // One that went silent and was taken over registers again beside the taker, under a
             // suffixed ID, at its next heartbeat.
-            let quiet = try await ReaderRegistration(pool: pool, instanceID: "batch-1", applicationName: "batch",
+            let quiet = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "batch-1", applicationName: "batch",
                                                      applicationVersion: "2.0", formats: [.v1], interval: .seconds(3600))
             _ = try await roles.admin {
                 try $0.execute(unsafeSQL: "UPDATE cutover.readers SET last_seen_at = now() - interval '121 seconds' WHERE instance_id = 'batch-1'")
             }
             try await roles.asApplication { app in
-                try ReaderRegistry.heartbeat(instanceID: "batch-1", applicationName: "batch", applicationVersion: "2.0",
+                try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "batch-1", applicationName: "batch", applicationVersion: "2.0",
                                              formats: ["v1", "v2"], token: theirs, on: app)
             }
             try await quiet.heartbeat()
             #expect(quiet.instanceID.hasPrefix("batch-1-"))
             let batch = try await roles.admin { connection in
-                try ReaderRegistry.list(on: connection).filter { $0.applicationName == "batch" }
+                try ReaderRegistry.list(plan: "drafts", on: connection).filter { $0.applicationName == "batch" }
                     .map { "\($0.instanceID) \($0.formats.joined(separator: ","))" }
             }
             #expect(batch == ["batch-1 v1,v2", "\(quiet.instanceID) v1"])
@@ -310,7 +310,7 @@ struct ApplicationRoleTests {
             func register(_ id: String) async throws -> ReaderRegistryError? {
                 try await roles.asApplication { app in
                     do {
-                        try ReaderRegistry.heartbeat(instanceID: id, applicationName: "web", applicationVersion: "1",
+                        try ReaderRegistry.heartbeat(plan: "drafts", instanceID: id, applicationName: "web", applicationVersion: "1",
                                                      formats: ["v2"], token: "secret of \(id) process", on: app)
                         return nil
                     } catch let error as ReaderRegistryError {
@@ -385,12 +385,12 @@ struct ApplicationRoleTests {
             #expect(try await adapter.saveReportingOutcome(next).outcome == .committed)
             #expect(try await adapter.saveReportingOutcome(next).outcome == .replayed)
             try await store.outcomes.flush()
-            let registration = try await ReaderRegistration(pool: pool, instanceID: "new-web", applicationName: "web",
+            let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "new-web", applicationName: "web",
                                                             applicationVersion: "4.0", formats: [.v1, .v2])
             let (committed, readers) = try await roles.admin { connection in
                 (try connection.query("SELECT sum(count)::bigint AS n FROM cutover.outcome_log WHERE outcome = 'committed'")[0]
                     .decode(Int64.self, "n"),
-                 try ReaderRegistry.list(on: connection).map(\.instanceID))
+                 try ReaderRegistry.list(plan: "drafts", on: connection).map(\.instanceID))
             }
             #expect(committed == 1)
             #expect(readers == ["new-web", "old-web"])

@@ -14,11 +14,11 @@ struct BackgroundFailureTests {
             try await roles.installAsMigrator()
             let capture = LogCapture()
             let pool = PostgresPool(configuration: roles.configuration(roles.app), maximumConnections: 1)
-            let registration = try await ReaderRegistration(pool: pool, instanceID: "web-1", applicationName: "web",
+            let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "web-1", applicationName: "web",
                                                             applicationVersion: "4.0", formats: [.v1, .v2],
                                                             interval: .milliseconds(100), logger: capture.logger(label: "web-1"))
             #expect(registration.health.isHealthy)
-            let heartbeat = "cutover.reader_heartbeat(text, text, text, text[], text)"
+            let heartbeat = "cutover.reader_heartbeat(text, text, text, text, text[], text)"
             let app = roles.app
             try await roles.admin { try $0.execute(unsafeSQL: "REVOKE EXECUTE ON FUNCTION \(heartbeat) FROM \(try $0.quoteIdentifier(app))") }
 
@@ -46,19 +46,19 @@ struct BackgroundFailureTests {
             try #require(try await eventually { capture.records(at: .warning).count > failuresBefore })
             // Late from half the staleness limit: with 400 s, from 200 s of silence, however long
             // a loaded machine took since the last success, up to 100 s.
-            let listed = try await roles.admin { try ReaderRegistry.list(staleAfter: .seconds(400), on: $0) }
+            let listed = try await roles.admin { try ReaderRegistry.list(plan: "drafts", staleAfter: .seconds(400), on: $0) }
             #expect(listed.map(\.state) == [.late])
             #expect(listed.map(\.isLive) == [true])
             #expect(abs((listed.first?.lastSeenAt.timeIntervalSince(lastSuccess) ?? 0) + 300) < 0.001)
             #expect((listed.first?.silentFor ?? .zero) >= .seconds(300))
-            #expect(try await roles.admin { try ReaderRegistry.list(staleAfter: .seconds(60), on: $0) }.map(\.state) == [.stale])
+            #expect(try await roles.admin { try ReaderRegistry.list(plan: "drafts", staleAfter: .seconds(60), on: $0) }.map(\.state) == [.stale])
 
             // Given its grant back, the next heartbeat succeeds and says so once.
             try await roles.admin { try $0.execute(unsafeSQL: "GRANT EXECUTE ON FUNCTION \(heartbeat) TO \(try $0.quoteIdentifier(app))") }
             try #require(try await eventually { !capture.records(at: .notice).isEmpty })
             #expect(capture.records(at: .notice).map(\.message).first?.hasPrefix("reader heartbeat works again after ") == true)
             #expect(registration.health.isHealthy)
-            #expect(try await roles.admin { try ReaderRegistry.list(on: $0) }.map(\.state) == [.live])
+            #expect(try await roles.admin { try ReaderRegistry.list(plan: "drafts", on: $0) }.map(\.state) == [.live])
             try await registration.stop()
             await pool.shutdown()
         }
@@ -67,7 +67,7 @@ struct BackgroundFailureTests {
     @Test func aLostListeningConnectionIsAWarningAndEveryFailedReadToo() async throws {
         let db = try await StoreDatabase.make("listener_lost", phase: .expanded)
         let capture = LogCapture()
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-logged"),
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-logged"), plan: "drafts",
                                                     pollInterval: .milliseconds(100), logger: capture.logger(label: "fleet"))
         try #require(try await eventually { fleet.health.isListening })
         try await db.sql {

@@ -100,9 +100,9 @@ struct ControlSchemaTests {
                     """)
             }
             let token = ReaderRegistry.makeToken()
+            // Version 4's heartbeat, which takes no plan.
             try await roles.asApplication { app in
-                try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "4.0",
-                                             formats: ["v1", "v2"], token: token, on: app)
+                try app.query("SELECT cutover.reader_heartbeat('web-1', 'web', '4.0', ARRAY['v1', 'v2'], \(token))")
             }
             let installed = try await onThread { () -> ControlSchema.InstallOutcome in
                 try ControlSchema.install(on: try PostgresConnection(configuration: configuration))
@@ -112,7 +112,7 @@ struct ControlSchemaTests {
             _ = try await onThread { try PostgresConnection(configuration: configuration).execute(unsafeSQL: grants) }
             // The registration made under version 4 goes on with its secret, and may now report its epoch.
             let recorded = try await roles.asApplication { app in
-                try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "4.1",
+                try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "web-1", applicationName: "web", applicationVersion: "4.1",
                                              formats: ["v1", "v2"], token: token, on: app)
                 return try ReaderRegistry.follows(instanceID: "web-1", token: token, plan: "drafts", epoch: 0, on: app)
             }

@@ -92,7 +92,7 @@ struct FailoverTests {
             let configuration = database.configuration(applicationName: "failover-app")
             let pool = PostgresPool(configuration: configuration, maximumConnections: Self.writers)
             let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
-            let fleet = try await FleetWriterPath.start(configuration: configuration, pollInterval: .milliseconds(500))
+            let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts", pollInterval: .milliseconds(500))
             let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                     following: fleet)
             let epoch = fleet.current.epoch

@@ -20,10 +20,10 @@ struct FleetEpochTests {
     @Test(.timeLimit(.minutes(3)))
     func aRegistrationReportsTheEpochItsPathFollowsAtOnceAfterASwitch() async throws {
         let db = try await StoreDatabase.make("epoch_report", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "epoch-fleet"),
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "epoch-fleet"), plan: "drafts",
                                                     pollInterval: .milliseconds(200))
         // A heartbeat interval far longer than the test: only the change can make it report.
-        let registration = try await ReaderRegistration(pool: db.pool, instanceID: "web-1", applicationName: "web",
+        let registration = try await ReaderRegistration(pool: db.pool, plan: "drafts", instanceID: "web-1", applicationName: "web",
                                                         applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(600),
                                                         following: fleet)
         let start = try await followers(db)
@@ -44,7 +44,7 @@ struct FleetEpochTests {
         let db = try await StoreDatabase.make("epoch_forge", phase: .expanded)
         let token = ReaderRegistry.makeToken()
         let epoch = try await db.sql { connection -> Int64 in
-            try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "2.0",
+            try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "web-1", applicationName: "web", applicationVersion: "2.0",
                                          formats: ["v1", "v2"], token: token, on: connection)
             return try #require(try MigrationState.load(plan: "drafts", on: connection)).epoch
         }
@@ -64,7 +64,7 @@ struct FleetEpochTests {
         // A registration taken over after a silence starts with no epoch: the old process's says nothing of the new one.
         try await db.sql { try $0.execute(unsafeSQL: "UPDATE cutover.readers SET last_seen_at = now() - interval '121 seconds'") }
         try await db.sql {
-            try ReaderRegistry.heartbeat(instanceID: "web-1", applicationName: "web", applicationVersion: "2.1",
+            try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "web-1", applicationName: "web", applicationVersion: "2.1",
                                          formats: ["v2"], token: ReaderRegistry.makeToken(), on: $0)
         }
         #expect(try await followers(db).first?.epoch == nil)
@@ -77,7 +77,7 @@ struct FleetEpochTests {
         let box = try await runner(db)
         // A live instance that never reports an epoch, as a process that does not follow the path.
         try await db.sql {
-            try ReaderRegistry.heartbeat(instanceID: "batch-1", applicationName: "batch", applicationVersion: "1.0",
+            try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "batch-1", applicationName: "batch", applicationVersion: "1.0",
                                          formats: ["v1", "v2"], token: ReaderRegistry.makeToken(), on: $0)
         }
         let epoch = try await onThread { try box.runner.run(.switchModern).epoch }

@@ -45,7 +45,7 @@ struct FleetStandbyTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while fleet == nil {
             do {
-                fleet = try await FleetWriterPath.start(configuration: standby.configuration(applicationName: "standby-fleet"),
+                fleet = try await FleetWriterPath.start(configuration: standby.configuration(applicationName: "standby-fleet"), plan: "drafts",
                                                         pollInterval: .milliseconds(200), log: events.add)
             } catch PhaseRunnerError.notInitialized {
                 guard ContinuousClock.now < deadline else { Issue.record("the standby never replayed the plan's state"); return }
@@ -74,7 +74,7 @@ struct FleetStandbyTests {
     @Test func withoutAConnectionForListenItSaysSoOnceAndFollowsByPolling() async throws {
         let db = try await StoreDatabase.make("fleet_listen_off", phase: .expanded)
         let events = Events()
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-no-listen"),
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-no-listen"), plan: "drafts",
                                                     listening: .off, pollInterval: .milliseconds(200), log: events.add)
         #expect(events.pollingOnly == ["no connection for LISTEN was given"])
         #expect(!fleet.health.isListening)
@@ -96,7 +96,7 @@ struct FleetStandbyTests {
 
     @Test func aSeparateDirectConnectionCarriesListen() async throws {
         let db = try await StoreDatabase.make("fleet_listen_direct", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-reads"),
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-reads"), plan: "drafts",
                                                     listening: .direct(db.database.configuration(applicationName: "fleet-listen")),
                                                     pollInterval: .seconds(600))
         let deadline = ContinuousClock.now + .seconds(10)

@@ -20,7 +20,7 @@ struct FleetTests {
         let fleet = try await withThrowingTaskGroup(of: FleetWriterPath.self) { group in
             for index in 0..<16 {
                 group.addTask {
-                    try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-\(index)"),
+                    try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-\(index)"), plan: "drafts",
                                                     pollInterval: .seconds(60))
                 }
             }
@@ -59,7 +59,7 @@ struct FleetTests {
     @Test(.timeLimit(.minutes(3)))
     func pollingCatchesAChangeWhoseNotificationWasMissed() async throws {
         let db = try await StoreDatabase.make("fleet_poll", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .milliseconds(200))
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .milliseconds(200))
         // A change committed without its NOTIFY, as if the notification had been lost.
         try await db.sql { try $0.query("UPDATE cutover.migration_state SET writer_path = 'modern', phase = 'modern', epoch = epoch + 1") }
         #expect(await fleet.waitForEpoch(2, timeout: .seconds(5)))
@@ -71,7 +71,7 @@ struct FleetTests {
     @Test(.timeLimit(.minutes(3)))
     func aRouterFollowingTheFleetPathSavesOnTheSwitchedPath() async throws {
         let db = try await StoreDatabase.make("fleet_router", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration())
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts")
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: db.store), modern: ModernDraftAdapter(storage: db.store),
                                 following: fleet)
         _ = try await router.save(SaveDraft(operationScope: "t", operationID: "a", draftID: "d", expectedRevision: 0,
@@ -111,7 +111,7 @@ struct FleetTests {
     func aForgedNotificationChangesNothingAndTheFleetFollowsTheRealSwitchAndRollback() async throws {
         let db = try await StoreDatabase.make("fleet_forged", phase: .expanded)
         // No poll within the test: only notifications can move the fleet.
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600))
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .seconds(600))
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: db.store), modern: ModernDraftAdapter(storage: db.store),
                                 following: fleet)
         let box = try await runner(db)
@@ -142,7 +142,7 @@ struct FleetTests {
     @Test(.timeLimit(.minutes(3)))
     func nothingHeldEarlierPinsTheFleetWhenTheDatabaseGoesBackToALowerEpoch() async throws {
         let db = try await StoreDatabase.make("fleet_lower_epoch", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .milliseconds(200))
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .milliseconds(200))
         // A bogus epoch in the state (as a forged one once was in memory), then a restore to an
         // older state; neither sends a notification, so the poll must find both.
         try await db.sql { try $0.query("UPDATE cutover.migration_state SET epoch = 9223372036854775807") }
@@ -157,7 +157,7 @@ struct FleetTests {
     @Test(.timeLimit(.minutes(3)))
     func garbageAndForeignNotificationsChangeNothingAndABurstCostsFewReads() async throws {
         let db = try await StoreDatabase.make("fleet_garbage", phase: .expanded)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600))
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .seconds(600))
         let box = try await runner(db)
         let modern = try await onThread { try box.runner.run(.switchModern).epoch }
         #expect(await fleet.waitForEpoch(modern, timeout: .seconds(10)))
@@ -188,7 +188,7 @@ struct FleetTests {
     func aFailedReadIsReportedAndTheFleetRecovers() async throws {
         let db = try await StoreDatabase.make("fleet_read_fails", phase: .expanded)
         let (events, sink) = AsyncStream.makeStream(of: FleetWriterPath.Event.self)
-        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), pollInterval: .seconds(600),
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .seconds(600),
                                                     log: { sink.yield($0) })
         let before = fleet.current
         try await db.sql { try $0.execute(unsafeSQL: "ALTER TABLE cutover.migration_state RENAME TO migration_state_away") }
@@ -219,9 +219,9 @@ struct FleetTests {
     @Test(.timeLimit(.minutes(3)))
     func theSwitchWaitsForEveryLiveReaderToReadV2() async throws {
         let db = try await StoreDatabase.make("fleet_readers", phase: .expanded)
-        let old = try await ReaderRegistration(pool: db.pool, instanceID: "old-web-1", applicationName: "web",
+        let old = try await ReaderRegistration(pool: db.pool, plan: "drafts", instanceID: "old-web-1", applicationName: "web",
                                                applicationVersion: "3.9", formats: [.v1], interval: .milliseconds(200))
-        let new = try await ReaderRegistration(pool: db.pool, instanceID: "new-web-1", applicationName: "web",
+        let new = try await ReaderRegistration(pool: db.pool, plan: "drafts", instanceID: "new-web-1", applicationName: "web",
                                                applicationVersion: "4.0", formats: [.v1, .v2], interval: .milliseconds(200))
         // A staleness limit no heartbeat of a loaded machine misses; the old instance is made
         // stale below by its silence being set back, not by waiting for it.
@@ -238,23 +238,23 @@ struct FleetTests {
         #expect(try await eventually(pause: .milliseconds(50)) {
             try await db.sql { connection in
                 try connection.execute(unsafeSQL: "UPDATE cutover.readers SET last_seen_at = now() - interval '1 hour' WHERE instance_id = 'old-web-1'")
-                return try ReaderRegistry.list(staleAfter: staleAfter, on: connection)
+                return try ReaderRegistry.list(plan: "drafts", staleAfter: staleAfter, on: connection)
             }.contains { $0.instanceID == "old-web-1" && !$0.isLive }
         }, "old-web-1 never went stale")
         let report = try await onThread { try box.runner.run(.switchModern) }
         #expect(report.to == .modern)
-        let listed = try await db.sql { try ReaderRegistry.list(staleAfter: staleAfter, on: $0) }
+        let listed = try await db.sql { try ReaderRegistry.list(plan: "drafts", staleAfter: staleAfter, on: $0) }
         #expect(listed.map(\.instanceID) == ["new-web-1", "old-web-1"])
         #expect(listed.map(\.isLive) == [true, false])
         try await new.stop()
-        #expect(try await db.sql { try ReaderRegistry.list(on: $0).map(\.instanceID) } == ["old-web-1"])
+        #expect(try await db.sql { try ReaderRegistry.list(plan: "drafts", on: $0).map(\.instanceID) } == ["old-web-1"])
         await db.close()
     }
 
     @Test func plainSQLHeartbeatsRegisterAReader() async throws {
         let db = try await StoreDatabase.make("fleet_plain_sql", phase: .baseline)
         try await db.sql { try $0.execute(unsafeSQL: "SELECT cutover.reader_heartbeat('py-worker-1', 'report-worker', '1.2.0', ARRAY['v1'], 'a secret of 16 or more')") }
-        let readers = try await db.sql { try ReaderRegistry.list(on: $0) }
+        let readers = try await db.sql { try ReaderRegistry.list(plan: "drafts", on: $0) }
         #expect(readers.count == 1)
         #expect(readers.first?.formats == ["v1"])
         #expect(readers.first?.readsV2 == false)

@@ -28,7 +28,6 @@ struct PerPlanLedgerTests {
     @Test(.timeLimit(.minutes(3)))
     func aVersion5LedgerMovesToTheDraftsPlanWithEveryEntryAndTheApplicationStillOnlyCallsFunctions() async throws {
         try await Roles.withRoles("ledger_from_5") { roles in
-            let configuration = roles.configuration(roles.migrator)
             try await roles.installAsMigrator(version: 5, schema: ControlSchemaVersion5.schema,
                                               grants: ControlSchemaVersion5.grants) { migrator in
                 try migrator.execute(unsafeSQL: "INSERT INTO cutover.migration_state (plan) VALUES ('drafts')")
@@ -38,12 +37,7 @@ struct PerPlanLedgerTests {
                  try Self.saveDraft(app, operation: "edit", request: "edit draft-9", draft: "draft-9", expected: 1, title: "Plan, revised")]
             }
             #expect(before == ["committed", "committed"])
-            let installed = try await onThread { () -> ControlSchema.InstallOutcome in
-                try ControlSchema.install(on: try PostgresConnection(configuration: configuration))
-            }
-            #expect(installed == .installed(from: 5))
-            let grants = try roles.sql("roles/grant_application.sql")
-            _ = try await onThread { try PostgresConnection(configuration: configuration).execute(unsafeSQL: grants) }
+            #expect(try await roles.upgradeAsMigrator() == .installed(from: 5))
 
             let (moved, revisions) = try await roles.admin { connection in
                 (try Self.entries(connection),
@@ -78,12 +72,7 @@ struct PerPlanLedgerTests {
             }
             #expect(keyed == moved + ["orders/account-1/edit"])
             // Installing again changes nothing.
-            let again = try await onThread { () -> ControlSchema.InstallOutcome in
-                let migrator = try PostgresConnection(configuration: configuration)
-                try migrator.execute(unsafeSQL: try SQLFiles.text(ControlSchema.file))
-                return try ControlSchema.install(on: migrator)
-            }
-            #expect(again == .current)
+            #expect(try await roles.reinstallAsMigrator() == .current)
             #expect(try await roles.admin { try Self.entries($0) } == keyed)
         }
     }

@@ -67,7 +67,7 @@ struct PoolerTests {
         let url = try pooler.connectionString(for: db.database.connectionString)
         let pool = PostgresPool(configuration: .init(connectionString: url, applicationName: "web"), maximumConnections: 4)
         let store = try await PostgresDraftStore(pool: pool)
-        let registration = try await ReaderRegistration(pool: pool, instanceID: "web-1", applicationName: "web",
+        let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "web-1", applicationName: "web",
                                                         applicationVersion: "4.2.0", formats: [.v1, .v2])
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                 path: .modern)

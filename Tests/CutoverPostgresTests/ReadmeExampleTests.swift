@@ -14,12 +14,12 @@ struct ReadmeExampleTests {
         let configuration = PostgresConfiguration(connectionString: databaseURL)
         let pool = PostgresPool(configuration: configuration, maximumConnections: 8)
         let store = try await PostgresDraftStore(pool: pool)
-        let fleet = try await FleetWriterPath.start(configuration: configuration)
+        let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts")
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store),
                                 modern: ModernDraftAdapter(storage: store),
                                 following: fleet)
-        let registration = try await ReaderRegistration(pool: pool, instanceID: "web-1", applicationName: "web",
-                                                        applicationVersion: "4.2.0", formats: [.v1, .v2])
+        let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "web-1", applicationName: "web",
+                                                        applicationVersion: "4.2.0", formats: [.v1, .v2], following: fleet)
 
         let request = SaveDraft(operationScope: "account-42", operationID: "edit-7", draftID: "draft-1",
                                 expectedRevision: 3, content: DraftContent(title: "Quarterly plan"))

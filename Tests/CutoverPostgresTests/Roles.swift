@@ -86,6 +86,31 @@ struct Roles: Sendable {
         }
     }
 
+    /// This binary's control schema installed over an older one as the migrator, then the
+    /// application's grants run again, as the runbook asks after an upgrade; returns what the
+    /// installer did.
+    func upgradeAsMigrator() async throws -> ControlSchema.InstallOutcome {
+        let grants = try sql("roles/grant_application.sql")
+        let configuration = configuration(migrator)
+        return try await onThread {
+            let connection = try PostgresConnection(configuration: configuration)
+            let outcome = try ControlSchema.install(on: connection)
+            try connection.execute(unsafeSQL: grants)
+            return outcome
+        }
+    }
+
+    /// The control schema's file run again as the migrator over what is installed, then the
+    /// installer; returns what the installer did (`.current` when nothing was left to do).
+    func reinstallAsMigrator() async throws -> ControlSchema.InstallOutcome {
+        let configuration = configuration(migrator)
+        return try await onThread {
+            let connection = try PostgresConnection(configuration: configuration)
+            try connection.execute(unsafeSQL: try SQLFiles.text(ControlSchema.file))
+            return try ControlSchema.install(on: connection)
+        }
+    }
+
     /// Runs plan steps as the migrator, with no modern-writer window to wait out.
     func runAsMigrator(_ steps: [PhaseStep]) async throws {
         let configuration = configuration(migrator)

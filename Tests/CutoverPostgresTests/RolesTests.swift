@@ -74,7 +74,9 @@ struct RolesTests {
                 "cutover.schema_version: SELECT",
                 "public.drafts: INSERT, SELECT, UPDATE",
             ])
-            #expect(functions == ["reader_follows", "reader_heartbeat", "reader_leave", "record_outcomes", "record_outcomes", "save_draft"])
+            // Each of heartbeat, leave and record_outcomes twice: with the plan, and version 5's without it.
+            #expect(functions == ["reader_follows", "reader_heartbeat", "reader_heartbeat", "reader_leave", "reader_leave",
+                                  "record_outcomes", "record_outcomes", "save_draft"])
             #expect(publicFunctions.isEmpty)
         }
     }
@@ -84,9 +86,9 @@ struct RolesTests {
             try await roles.installAsMigrator()
             let pool = PostgresPool(configuration: roles.configuration(roles.app, applicationName: "billing-web"), maximumConnections: 2)
             let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
-            let registration = try await ReaderRegistration(pool: pool, instanceID: "web-1", applicationName: "billing-web",
+            let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "web-1", applicationName: "billing-web",
                                                             applicationVersion: "4.2.0", formats: [.v1, .v2])
-            let fleet = try await FleetWriterPath.start(configuration: roles.configuration(roles.app), pollInterval: .milliseconds(200))
+            let fleet = try await FleetWriterPath.start(configuration: roles.configuration(roles.app), plan: "drafts", pollInterval: .milliseconds(200))
             let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                     following: fleet)
             func save(_ operation: String, expected: Int64, title: String) -> SaveDraft {

@@ -140,7 +140,7 @@ struct StandbyWorkflowTests {
         // only, it blocks contract too.
         let token = ReaderRegistry.makeToken()
         try await onThread {
-            try ReaderRegistry.heartbeat(instanceID: "reports-1", applicationName: "reports", applicationVersion: "1.0", formats: ["v1"],
+            try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "reports-1", applicationName: "reports", applicationVersion: "1.0", formats: ["v1"],
                                          token: token, on: try PostgresConnection(configuration: primary.configuration(database: "app")))
         }
         let reader = try await phase("contract", "--yes", "--window", "0s", "--standby", standbyURL)
@@ -151,7 +151,7 @@ struct StandbyWorkflowTests {
 
         // With the reader gone and the standby inspected, contract runs.
         try await onThread {
-            _ = try ReaderRegistry.leave(instanceID: "reports-1", token: token,
+            _ = try ReaderRegistry.leave(plan: "drafts", instanceID: "reports-1", token: token,
                                      on: try PostgresConnection(configuration: primary.configuration(database: "app")))
         }
         let contract = try await phase("contract", "--yes", "--window", "0s", "--standby", standbyURL)

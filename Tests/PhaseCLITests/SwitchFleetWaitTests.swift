@@ -16,8 +16,8 @@ struct SwitchFleetWaitTests {
         }
         let configuration = db.database.configuration(applicationName: "wait-fleet-app")
         let pool = PostgresPool(configuration: configuration, maximumConnections: 2)
-        let fleet = try await FleetWriterPath.start(configuration: configuration, pollInterval: .milliseconds(500))
-        let registration = try await ReaderRegistration(pool: pool, instanceID: "web-1", applicationName: "web",
+        let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts", pollInterval: .milliseconds(500))
+        let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: "web-1", applicationName: "web",
                                                         applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(600),
                                                         following: fleet)
         let switched = try await db.phase(["switch", "modern", "--wait-for-fleet", "--fleet-timeout", "30s"])
@@ -28,7 +28,7 @@ struct SwitchFleetWaitTests {
 
         // A live instance that reports no epoch: the switch commits, the wait ends at its timeout with exit 4.
         try await db.sql {
-            try ReaderRegistry.heartbeat(instanceID: "batch-7", applicationName: "batch", applicationVersion: "1.0",
+            try ReaderRegistry.heartbeat(plan: "drafts", instanceID: "batch-7", applicationName: "batch", applicationVersion: "1.0",
                                          formats: ["v1", "v2"], token: ReaderRegistry.makeToken(), on: $0)
         }
         let behind = try await db.phase(["switch", "legacy", "--wait-for-fleet", "--fleet-timeout", "2s"])

@@ -15,9 +15,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
 -- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
 -- and binds the runner lease to the runner's own connection as well as to its server session;
--- 6 keys the operation ledger and the outcome log by plan, so that two migrations in one
--- database keep their operations and their counts apart, and moves every earlier row to the
--- drafts plan.
+-- 6 keys the operation ledger, the outcome log and the reader registry by plan, so that two
+-- migrations in one database keep their operations, their counts and their readers apart, and
+-- moves every earlier row to the drafts plan.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -164,33 +164,81 @@ CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
     last_write_at timestamptz NOT NULL
 );
 
--- Application instances and the stored formats their readers understand. An instance is live
--- while it heartbeats; `cutover.reader_heartbeat` registers and refreshes it,
--- `cutover.reader_follows` records the epoch it follows and `cutover.reader_leave` removes it,
--- and they are all an application role needs to be granted here (they run as the schema's owner).
+-- Application instances and the stored formats their readers understand, per plan (version 6):
+-- an instance registers with each plan whose data it reads, with the formats it reads of that
+-- plan's entity. An instance is live while it heartbeats; `cutover.reader_heartbeat` registers
+-- and refreshes it, `cutover.reader_follows` records the epoch it follows and
+-- `cutover.reader_leave` removes it, and they are all an application role needs to be granted
+-- here (they run as the schema's owner). The columns are in the order in which versions 3, 4
+-- and 6 added them, so that every installation has one layout.
 CREATE TABLE IF NOT EXISTS cutover.readers (
-    instance_id text PRIMARY KEY CHECK (length(instance_id) BETWEEN 1 AND 255),
+    instance_id text NOT NULL CHECK (length(instance_id) BETWEEN 1 AND 255),
     application_name text NOT NULL CHECK (length(application_name) <= 255),
     application_version text NOT NULL CHECK (length(application_version) <= 255),
     formats text[] NOT NULL CHECK (cardinality(formats) BETWEEN 1 AND 16),
     registered_at timestamptz NOT NULL DEFAULT now(),
-    last_seen_at timestamptz NOT NULL DEFAULT now()
+    last_seen_at timestamptz NOT NULL DEFAULT now(),
+    token_sha256 bytea,
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    PRIMARY KEY (plan, instance_id)
 );
 
 -- sha256 of the secret the registering process chose: only that process may refresh or remove
 -- its registration while it is live. NULL for a registration made before version 4.
 ALTER TABLE cutover.readers ADD COLUMN IF NOT EXISTS token_sha256 bytea;
 
+-- The plan the registration is for (version 6). Before version 6 a registration was the whole
+-- database's, and the drafts plan the only one whose readers any check looked at: every earlier
+-- registration becomes the drafts plan's.
+ALTER TABLE cutover.readers
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- Version 6 keys the registry by plan. From an earlier version every registration becomes the
+-- drafts plan's (the column's default above), and an instance that reported following another
+-- plan (version 5's cutover.reader_epochs) is registered with that plan too, with the same names,
+-- formats, secret and times, so that its report keeps a registration to belong to: a report
+-- belongs to the plan's registration (the foreign key below). Runs once: afterwards the
+-- registry's key begins with the plan.
+DO $reader_plans$
+BEGIN
+    IF (SELECT array_agg(a.attname::text ORDER BY k.position)
+          FROM pg_constraint c
+          CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, position)
+          JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+         WHERE c.conrelid = 'cutover.readers'::regclass AND c.contype = 'p')
+       IS DISTINCT FROM ARRAY['plan', 'instance_id'] THEN
+        IF to_regclass('cutover.reader_epochs') IS NOT NULL THEN
+            ALTER TABLE cutover.reader_epochs DROP CONSTRAINT IF EXISTS reader_epochs_instance_id_fkey;
+        END IF;
+        ALTER TABLE cutover.readers DROP CONSTRAINT IF EXISTS readers_pkey;
+        ALTER TABLE cutover.readers ADD CONSTRAINT readers_pkey PRIMARY KEY (plan, instance_id);
+        IF to_regclass('cutover.reader_epochs') IS NOT NULL THEN
+            INSERT INTO cutover.readers (plan, instance_id, application_name, application_version, formats,
+                                         registered_at, last_seen_at, token_sha256)
+            SELECT e.plan, r.instance_id, r.application_name, r.application_version, r.formats,
+                   r.registered_at, r.last_seen_at, r.token_sha256
+              FROM cutover.reader_epochs e JOIN cutover.readers r ON r.instance_id = e.instance_id AND r.plan = 'drafts'
+             WHERE e.plan <> 'drafts'
+            ON CONFLICT (plan, instance_id) DO NOTHING;
+            ALTER TABLE cutover.reader_epochs ADD CONSTRAINT reader_epochs_registration_fkey FOREIGN KEY (plan, instance_id)
+                REFERENCES cutover.readers (plan, instance_id) ON DELETE CASCADE;
+        END IF;
+    END IF;
+END
+$reader_plans$;
+
 -- The epoch of each plan's writer path that an instance follows, as it reported it (version 5):
 -- a report means that every operation the instance starts from then on takes the path of that
 -- epoch. Only the instance's registration secret may write it (cutover.reader_follows), and it
 -- goes with the registration.
 CREATE TABLE IF NOT EXISTS cutover.reader_epochs (
-    instance_id text NOT NULL REFERENCES cutover.readers (instance_id) ON DELETE CASCADE,
+    instance_id text NOT NULL,
     plan text NOT NULL CHECK (length(plan) BETWEEN 1 AND 255),
     epoch bigint NOT NULL CHECK (epoch >= 0),
     reported_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (instance_id, plan)
+    PRIMARY KEY (instance_id, plan),
+    CONSTRAINT reader_epochs_registration_fkey FOREIGN KEY (plan, instance_id)
+        REFERENCES cutover.readers (plan, instance_id) ON DELETE CASCADE
 );
 REVOKE ALL ON cutover.reader_epochs FROM PUBLIC;
 
@@ -199,17 +247,21 @@ REVOKE ALL ON cutover.reader_epochs FROM PUBLIC;
 DROP FUNCTION IF EXISTS cutover.reader_heartbeat(text, text, text, text[]);
 DROP FUNCTION IF EXISTS cutover.reader_leave(text);
 
--- Registers an instance or refreshes it. p_token is a secret of at least 16 characters that the
--- process chooses when it starts and keeps to itself; the registry keeps only its sha256.
---   - The same instance ID and secret: a refresh.
---   - The same instance ID, another secret: refused (23505) while the registration is live; a
---     registration silent for 120 seconds (a process that died without leaving) is taken over.
---   - A new instance ID: registered, unless 10,000 registrations exist once those silent for
---     120 seconds are removed (54000).
--- Names and versions are 1 to 255 characters without control characters; formats are 1 to 16
--- codes such as 'v2' (22023 otherwise).
+-- Registers an instance with plan p_plan or refreshes that registration. p_token is a secret of
+-- at least 16 characters that the process chooses when it starts and keeps to itself; the
+-- registry keeps only its sha256. An instance that reads the data of several plans registers
+-- with each, with the formats it reads of each.
+--   - The same plan, instance ID and secret: a refresh.
+--   - The same plan and instance ID, another secret: refused (23505) while the registration is
+--     live; a registration silent for 120 seconds (a process that died without leaving) is
+--     taken over.
+--   - A new registration: made, unless 10,000 registrations exist in the whole registry, every
+--     plan's together, once those silent for 120 seconds are removed (54000).
+-- Plans, names and versions are 1 to 255 characters without control characters; formats are 1
+-- to 16 codes such as 'v2' (22023 otherwise). The plan need not be tracked yet: an instance may
+-- start before `phase init`.
 CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
-    p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
+    p_plan text, p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat$
 DECLARE
     -- C0, DEL, C1, and the invisible and bidirectional formatting characters.
@@ -220,6 +272,10 @@ DECLARE
     v_formats text[];
     v_registered bigint;
 BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 OR p_plan ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the plan must be 1 to 255 characters without control characters';
+    END IF;
     IF p_instance_id IS NULL OR length(p_instance_id) NOT BETWEEN 1 AND 255 OR p_instance_id ~ c_hidden THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = 'reader_heartbeat: the instance ID must be 1 to 255 characters without control characters';
@@ -248,7 +304,7 @@ BEGIN
     UPDATE cutover.readers r
        SET application_name = p_application_name, application_version = p_application_version,
            formats = v_formats, last_seen_at = now()
-     WHERE r.instance_id = p_instance_id AND r.token_sha256 = v_token;
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = v_token;
     IF FOUND THEN
         RETURN;
     END IF;
@@ -257,13 +313,13 @@ BEGIN
     UPDATE cutover.readers r
        SET application_name = p_application_name, application_version = p_application_version,
            formats = v_formats, token_sha256 = v_token, registered_at = now(), last_seen_at = now()
-     WHERE r.instance_id = p_instance_id AND r.last_seen_at <= now() - c_stale;
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.last_seen_at <= now() - c_stale;
     IF FOUND THEN
         -- What the silent process followed says nothing about the one taking over.
-        DELETE FROM cutover.reader_epochs e WHERE e.instance_id = p_instance_id;
+        DELETE FROM cutover.reader_epochs e WHERE e.plan = p_plan AND e.instance_id = p_instance_id;
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM cutover.readers r WHERE r.instance_id = p_instance_id) THEN
+    IF EXISTS (SELECT FROM cutover.readers r WHERE r.plan = p_plan AND r.instance_id = p_instance_id) THEN
         RAISE EXCEPTION USING ERRCODE = '23505',
             MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
             HINT = 'give each process an instance ID of its own, or wait until the other one has been silent for 120 seconds';
@@ -280,9 +336,9 @@ BEGIN
                 HINT = 'instances that stop should call cutover.reader_leave';
         END IF;
     END IF;
-    INSERT INTO cutover.readers (instance_id, application_name, application_version, formats, token_sha256)
-    VALUES (p_instance_id, p_application_name, p_application_version, v_formats, v_token)
-    ON CONFLICT (instance_id) DO NOTHING;
+    INSERT INTO cutover.readers (plan, instance_id, application_name, application_version, formats, token_sha256)
+    VALUES (p_plan, p_instance_id, p_application_name, p_application_version, v_formats, v_token)
+    ON CONFLICT (plan, instance_id) DO NOTHING;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = '23505',
             MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
@@ -291,20 +347,38 @@ BEGIN
 END
 $heartbeat$;
 
--- Removes the caller's own registration; false when there is none with that secret.
-CREATE OR REPLACE FUNCTION cutover.reader_leave(p_instance_id text, p_token text)
+-- Removes the caller's own registration with plan p_plan; false when there is none with that
+-- secret.
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_plan text, p_instance_id text, p_token text)
 RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave$
     WITH removed AS (
         DELETE FROM cutover.readers r
-         WHERE r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'))
+         WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'))
         RETURNING 1)
     SELECT EXISTS (SELECT FROM removed);
 $leave$;
 
--- Records that the caller's own registration follows epoch p_epoch of plan p_plan's writer
--- path, and refreshes the registration; false when there is no registration with that secret
--- (it went silent and was taken over or removed: heartbeat again first). The plan must exist and
--- the epoch be one it has reached (22023 otherwise): an instance reports only what it read.
+-- Version 5's heartbeat and leave, for applications still calling them: they refresh and remove
+-- the drafts plan's registration. Deprecated since version 6: call them with the plan; a later
+-- version drops these two.
+CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
+    p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat_v5$
+    SELECT cutover.reader_heartbeat('drafts', p_instance_id, p_application_name, p_application_version, p_formats, p_token);
+$heartbeat_v5$;
+
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_instance_id text, p_token text)
+RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave_v5$
+    SELECT cutover.reader_leave('drafts', p_instance_id, p_token);
+$leave_v5$;
+
+-- Records that the caller's own registration with plan p_plan follows epoch p_epoch of that
+-- plan's writer path, and refreshes the registration; false when the plan has no registration
+-- of the instance with that secret (it went silent and was taken over or removed, or was never
+-- made: heartbeat with the plan first). The plan must exist and the epoch be one it has reached
+-- (22023 otherwise): an instance reports only what it read. The signature is version 5's, which
+-- named the plan already; since version 6 the registration it refreshes is that plan's, so an
+-- instance registered through version 5's heartbeat (the drafts plan's) reports for drafts only.
 CREATE OR REPLACE FUNCTION cutover.reader_follows(p_instance_id text, p_token text, p_plan text, p_epoch bigint)
 RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $follows$
 DECLARE
@@ -316,7 +390,7 @@ BEGIN
             MESSAGE = 'reader_follows: the plan must exist and the epoch be one it has reached';
     END IF;
     UPDATE cutover.readers r SET last_seen_at = now()
-     WHERE r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'));
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'));
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -520,7 +594,9 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text, text[], text),
     cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text, text),
     cutover.reader_leave(text, text),
     cutover.reader_follows(text, text, text, bigint)
   FROM PUBLIC;

@@ -15,11 +15,15 @@ GRANT SELECT ON cutover.schema_version TO cutover_app;
 -- to, counts go to the server's current minute and only under known codes, a heartbeat, a leave
 -- or the report of the epoch an instance follows needs the registration's secret. The ledger, the
 -- outcome log and the registry need no grant, and are given none.
+-- The heartbeat and leave without a plan are version 5's, the drafts plan's, deprecated and
+-- dropped in a later version; they are granted for applications that still call them.
 GRANT EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text, text[], text),
     cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text, text),
     cutover.reader_leave(text, text),
     cutover.reader_follows(text, text, text, bigint)
   TO cutover_app;

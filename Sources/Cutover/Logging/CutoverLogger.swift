@@ -10,7 +10,7 @@
 /// ```swift
 /// let logger = CutoverLogger(label: "billing-web") { record in print(record) }
 /// logger.log(.warning, "heartbeat failed: \(error)", metadata: ["instanceID": instanceID])
-/// let registration = try await ReaderRegistration(pool: pool, instanceID: hostName, applicationName: "billing-web",
+/// let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: hostName, applicationName: "billing-web",
 ///                                                 applicationVersion: "4.2.0", formats: [.v1, .v2], logger: logger)
 /// ```
 public struct CutoverLogger: Sendable {

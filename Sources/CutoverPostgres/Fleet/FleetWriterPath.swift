@@ -32,11 +32,12 @@ import Synchronization
 /// Give it to a ``SaveRouter`` as its source:
 ///
 /// ```swift
-/// let fleet = try await FleetWriterPath.start(configuration: configuration)   // plan "drafts"
+/// let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "orders")
 /// let router = SaveRouter(legacy: legacy, modern: modern, following: fleet)
 ///
 /// // Saves and reads through PgBouncer in transaction mode, LISTEN straight to PostgreSQL:
-/// let pooled = try await FleetWriterPath.start(configuration: throughPgBouncer, listening: .direct(toPostgres))
+/// let pooled = try await FleetWriterPath.start(configuration: throughPgBouncer, plan: "orders",
+///                                              listening: .direct(toPostgres))
 /// ```
 public final class FleetWriterPath: WriterPathSource, Sendable {
     /// Where the notifications that hasten a change come from.
@@ -163,7 +164,9 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     /// Reads the plan's writer path and starts following it.
     ///
     /// - Parameters:
-    ///   - plan: the plan whose state to follow; `"drafts"`, the built-in plan, when omitted.
+    ///   - plan: the plan whose state to follow, as `phase` names it (the `name` of its
+    ///     `plan.json`; `"drafts"` for the built-in plan). No plan is assumed: two migrations in
+    ///     one database have two writer paths.
     ///   - listening: where LISTEN goes; on a connection like the reads' unless told otherwise.
     ///   - pollInterval: how often the state is read even without a notification.
     ///   - log: hears of changes, the first of failed reads in a row, a recovery and a lost
@@ -171,7 +174,7 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     ///   - logger: hears of the same, and of every failed read, as records of their level.
     /// - Throws: ``PhaseRunnerError/notInitialized(_:)`` when the plan has no state, or a
     ///   connection error.
-    public static func start(configuration: PostgresConfiguration, plan: String = "drafts",
+    public static func start(configuration: PostgresConfiguration, plan: String,
                              listening: Listening = .onReadConnection, pollInterval: Duration = .seconds(5),
                              log: @escaping @Sendable (Event) -> Void = { _ in },
                              logger: CutoverLogger = .disabled) async throws -> FleetWriterPath {

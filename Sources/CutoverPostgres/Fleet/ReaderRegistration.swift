@@ -2,8 +2,12 @@ import Cutover
 import PostgresClient
 import Synchronization
 
-/// Keeps one Swift application instance registered: a heartbeat now and every `interval`, and
-/// a goodbye on ``stop()``.
+/// Keeps one Swift application instance registered with one plan: a heartbeat now and every
+/// `interval`, and a goodbye on ``stop()``.
+///
+/// The registration is the plan's: `phase readers`, and the reader checks of `phase switch` and
+/// `phase contract`, of that plan count it, and another plan's do not. An instance that reads
+/// the data of two plans keeps a registration with each, with the formats it reads of each.
 ///
 /// The registration carries a secret made for this process (``ReaderRegistry/makeToken()``),
 /// so no other process can rewrite or remove it while it heartbeats. When another live process
@@ -21,7 +25,7 @@ import Synchronization
 /// `stale` after it, when the switch's and contract's checks stop counting it.
 ///
 /// ```swift
-/// let registration = try await ReaderRegistration(pool: pool, instanceID: hostName,
+/// let registration = try await ReaderRegistration(pool: pool, plan: "orders", instanceID: hostName,
 ///                                                 applicationName: "billing-web", applicationVersion: "4.2.0",
 ///                                                 formats: [.v1, .v2], following: fleet, logger: logger)
 /// ```
@@ -42,6 +46,8 @@ public final class ReaderRegistration: Sendable {
     /// The ID the instance is registered under: the one it asked for, or that one with a
     /// random suffix when another live process held it.
     public var instanceID: String { registeredID.withLock { $0 } }
+    /// The plan the instance is registered with.
+    public let plan: String
     private let requestedID: String
     private let registeredID: Mutex<String>
     private let token = ReaderRegistry.makeToken()
@@ -54,24 +60,33 @@ public final class ReaderRegistration: Sendable {
     /// The writer path whose epoch is reported, if any.
     private let fleet: FleetWriterPath?
 
-    /// Registers now (throwing if that fails) and heartbeats in the background afterwards.
+    /// Registers with `plan` now (throwing if that fails) and heartbeats in the background
+    /// afterwards.
     ///
     /// - Parameters:
-    ///   - following: the writer path the instance's router follows; its epoch is reported with
-    ///     every heartbeat and after every change.
+    ///   - plan: the plan whose data the instance reads in `formats`.
+    ///   - following: the writer path the instance's router follows, of the same plan; its epoch
+    ///     is reported with every heartbeat and after every change.
     ///   - logger: hears of each background heartbeat that fails (a warning) and of the first
-    ///     that succeeds again (a notice), with the instance ID and the failures in a row.
-    public init(pool: PostgresPool, instanceID: String, applicationName: String, applicationVersion: String,
+    ///     that succeeds again (a notice), with the plan, the instance ID and the failures in a row.
+    /// - Throws: ``ReaderRegistryError/followsAnotherPlan(registered:followed:)`` when `following`
+    ///   is another plan's path; ``ReaderRegistryError`` when the registry refuses; a connection
+    ///   error.
+    public init(pool: PostgresPool, plan: String, instanceID: String, applicationName: String, applicationVersion: String,
                 formats: [DraftFormat], interval: Duration = .seconds(30), following fleet: FleetWriterPath? = nil,
                 logger: CutoverLogger = .disabled) async throws {
+        if let fleet, fleet.plan != plan {
+            throw ReaderRegistryError.followsAnotherPlan(registered: plan, followed: fleet.plan)
+        }
         self.pool = pool
+        self.plan = plan
         self.fleet = fleet
         self.logger = logger
         requestedID = instanceID
         registeredID = Mutex(instanceID)
         let names = formats.map(\.rawValue)
         send = { id, token, connection in
-            try ReaderRegistry.heartbeat(instanceID: id, applicationName: applicationName,
+            try ReaderRegistry.heartbeat(plan: plan, instanceID: id, applicationName: applicationName,
                                          applicationVersion: applicationVersion, formats: names, token: token, on: connection)
         }
         let first = try await heartbeat()
@@ -110,7 +125,7 @@ public final class ReaderRegistration: Sendable {
         }
         if failures > 0 {
             logger.log(.notice, "reader heartbeat works again after \(failures) failed in a row",
-                          metadata: ["instanceID": instanceID, "failures": "\(failures)"])
+                          metadata: ["plan": plan, "instanceID": instanceID, "failures": "\(failures)"])
         }
     }
 
@@ -123,7 +138,7 @@ public final class ReaderRegistration: Sendable {
         let silent = (ContinuousClock.now - health.lastSuccess).components.seconds
         logger.log(.warning, "reader heartbeat failed, trying again in \(interval): \(error); a registration without a heartbeat "
                        + "for \(ReaderRegistry.defaultStaleAfter) goes stale, and the switch and contract checks stop counting it",
-                       metadata: ["instanceID": instanceID, "failures": "\(health.consecutiveFailures)",
+                       metadata: ["plan": plan, "instanceID": instanceID, "failures": "\(health.consecutiveFailures)",
                                   "secondsSinceLastHeartbeat": "\(silent)"])
     }
 
@@ -148,7 +163,7 @@ public final class ReaderRegistration: Sendable {
         // Read after the heartbeat: what is reported is never older than what routes the next save.
         let setting = fleet.current
         let registered = instanceID
-        let plan = fleet.plan
+        let plan = plan
         try await pool.withConnection {
             try ReaderRegistry.follows(instanceID: registered, token: token, plan: plan, epoch: setting.epoch, on: $0)
         }
@@ -166,7 +181,8 @@ public final class ReaderRegistration: Sendable {
         task.withLock { $0?.cancel() }
         let instanceID = instanceID
         let token = token
-        try await pool.withConnection { try ReaderRegistry.leave(instanceID: instanceID, token: token, on: $0) }
+        let plan = plan
+        try await pool.withConnection { try ReaderRegistry.leave(plan: plan, instanceID: instanceID, token: token, on: $0) }
     }
 
     /// Stops heartbeating without leaving: the instance goes stale on its own.

@@ -49,18 +49,23 @@ public struct ReaderInstance: Sendable, Equatable {
     }
 }
 
-/// The registry of application instances and the formats their readers understand, in
-/// `cutover.readers`.
+/// The registry of application instances and the formats their readers understand, per plan,
+/// in `cutover.readers`.
 ///
+/// An instance registers with each plan whose data it reads, with the formats it reads of that
+/// plan's entity; the checks of one plan's switch and contract count only that plan's readers.
 /// Each process registers with a secret of its own, chosen when it starts; only the process
 /// that knows it may refresh or remove its registration while it is live. Swift applications use
 /// ``ReaderRegistration``; any other application heartbeats with plain SQL, every half minute
 /// or so, with a secret of at least 16 characters that it keeps to itself:
 ///
 /// ```sql
-/// SELECT cutover.reader_heartbeat('billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2'], :'secret');
-/// SELECT cutover.reader_leave('billing-web-7f3a', :'secret');   -- on a clean shutdown
+/// SELECT cutover.reader_heartbeat('orders', 'billing-web-7f3a', 'billing-web', '4.2.0', ARRAY['v1', 'v2'], :'secret');
+/// SELECT cutover.reader_leave('orders', 'billing-web-7f3a', :'secret');   -- on a clean shutdown
 /// ```
+///
+/// The calls without the plan are version 5's: they register with the drafts plan, and are
+/// deprecated.
 public enum ReaderRegistry {
     /// How long an instance stays live after its last heartbeat, unless told otherwise.
     public static let defaultStaleAfter: Duration = .seconds(120)
@@ -68,42 +73,44 @@ public enum ReaderRegistry {
     /// and before it may be removed to make room (the registry's own rule, whatever
     /// `staleAfter` a listing uses).
     public static let takeoverAfter: Duration = .seconds(120)
-    /// The most registrations the registry holds.
+    /// The most registrations the registry holds, every plan's together.
     public static let limit = 10_000
     /// The longest instance ID, application name or version.
     public static let maximumTextLength = 255
     /// The most formats one registration lists.
     public static let maximumFormats = 16
 
-    /// Registers an instance or refreshes it.
+    /// Registers an instance with `plan`, or refreshes that registration.
     ///
-    /// - Parameter token: the registering process's secret (16 to 255 characters); see
-    ///   ``makeToken()``.
+    /// - Parameters:
+    ///   - plan: the plan whose data the instance reads (1 to 255 characters).
+    ///   - token: the registering process's secret (16 to 255 characters); see ``makeToken()``.
     /// - Throws: ``ReaderRegistryError`` when the registry refuses; a connection error.
-    public static func heartbeat(instanceID: String, applicationName: String, applicationVersion: String,
+    public static func heartbeat(plan: String, instanceID: String, applicationName: String, applicationVersion: String,
                                  formats: [String], token: String, on connection: PostgresConnection) throws {
         do {
             try connection.query("""
-                SELECT cutover.reader_heartbeat(\(instanceID), \(applicationName), \(applicationVersion), \(formats.joinedAsTextArray)::text[], \(token))
+                SELECT cutover.reader_heartbeat(\(plan), \(instanceID), \(applicationName), \(applicationVersion), \(formats.joinedAsTextArray)::text[], \(token))
                 """)
         } catch let error as PostgresError {
             throw ReaderRegistryError(error) ?? error
         }
     }
 
-    /// Removes an instance's registration, if it is the one `token` made.
+    /// Removes an instance's registration with `plan`, if it is the one `token` made.
     ///
     /// - Returns: whether a registration was removed.
     @discardableResult
-    public static func leave(instanceID: String, token: String, on connection: PostgresConnection) throws -> Bool {
-        try connection.query("SELECT cutover.reader_leave(\(instanceID), \(token)) AS removed")[0].decode(Bool.self, "removed")
+    public static func leave(plan: String, instanceID: String, token: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT cutover.reader_leave(\(plan), \(instanceID), \(token)) AS removed")[0].decode(Bool.self, "removed")
     }
 
-    /// Records that the instance's registration follows `epoch` of `plan`'s writer path: every
-    /// operation it starts from now on takes that epoch's path. Refreshes the registration too.
+    /// Records that the instance's registration with `plan` follows `epoch` of that plan's
+    /// writer path: every operation it starts from now on takes that epoch's path. Refreshes the
+    /// registration too.
     ///
-    /// - Returns: false when no registration of `instanceID` has this secret (it went silent and
-    ///   was taken over or removed): heartbeat first.
+    /// - Returns: false when `plan` has no registration of `instanceID` with this secret (it went
+    ///   silent and was taken over or removed, or was never made): heartbeat with the plan first.
     /// - Throws: ``ReaderRegistryError/invalid(_:)`` for a plan without state or an epoch it
     ///   has not reached; a connection error.
     @discardableResult
@@ -118,8 +125,8 @@ public enum ReaderRegistry {
         }
     }
 
-    /// Every registered instance with the epoch of `plan` it last reported following (nil when
-    /// it never did), liveness judged against `staleAfter`. One statement.
+    /// Every instance registered with `plan`, with the epoch of that plan it last reported
+    /// following (nil when it never did), liveness judged against `staleAfter`. One statement.
     public static func followers(plan: String, staleAfter: Duration = defaultStaleAfter,
                                  on connection: PostgresConnection) throws -> [FleetMember] {
         let seconds = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
@@ -127,7 +134,8 @@ public enum ReaderRegistry {
         return try connection.query("""
             SELECT left(r.instance_id, \(cut)) AS instance_id, left(r.application_name, \(cut)) AS application_name,
                    r.last_seen_at > now() - make_interval(secs => \(seconds)) AS live, e.epoch
-              FROM cutover.readers r LEFT JOIN cutover.reader_epochs e ON e.instance_id = r.instance_id AND e.plan = \(plan)
+              FROM cutover.readers r LEFT JOIN cutover.reader_epochs e ON e.plan = r.plan AND e.instance_id = r.instance_id
+             WHERE r.plan = \(plan)
              ORDER BY r.instance_id
             """).map { row in
             FleetMember(instanceID: try row.decode(String.self, "instance_id"),
@@ -145,13 +153,15 @@ public enum ReaderRegistry {
         }.joined()
     }
 
-    /// Every registered instance, live ones first, with liveness judged against `staleAfter`:
-    /// one silent for more than half of it is ``ReaderInstance/State/late``.
+    /// Every instance registered with `plan`, live ones first, with liveness judged against
+    /// `staleAfter`: one silent for more than half of it is ``ReaderInstance/State/late``.
+    /// Another plan's registrations are not listed, whatever they read.
     ///
     /// Applications write the registry, so a registration is read as untrusted data: text is cut
     /// after ``maximumTextLength`` characters and a registration that does not read as one is
     /// listed with its ``ReaderInstance/problem`` instead of failing the listing.
-    public static func list(staleAfter: Duration = defaultStaleAfter, on connection: PostgresConnection) throws -> [ReaderInstance] {
+    public static func list(plan: String, staleAfter: Duration = defaultStaleAfter,
+                            on connection: PostgresConnection) throws -> [ReaderInstance] {
         let seconds = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
         let cut = Int32(maximumTextLength + 1)
         return try connection.query("""
@@ -161,7 +171,7 @@ public enum ReaderRegistry {
                    registered_at, last_seen_at, last_seen_at > now() - make_interval(secs => \(seconds)) AS live,
                    last_seen_at > now() - make_interval(secs => \(seconds / 2)) AS heartbeating,
                    (extract(epoch FROM now() - last_seen_at) * 1000)::bigint AS silent_ms
-              FROM cutover.readers ORDER BY live DESC, heartbeating DESC, application_name, instance_id
+              FROM cutover.readers WHERE plan = \(plan) ORDER BY live DESC, heartbeating DESC, application_name, instance_id
             """).map(instance)
     }
 
@@ -216,6 +226,9 @@ public enum ReaderRegistryError: Error, Sendable, Equatable, CustomStringConvert
     case heldByAnotherProcess
     /// The registry holds its ``ReaderRegistry/limit`` of live registrations.
     case full
+    /// A ``ReaderRegistration`` was asked to register with one plan and report the epochs of
+    /// another's writer path.
+    case followsAnotherPlan(registered: String, followed: String)
 
     /// The registry's refusal `error` is, if it is one.
     init?(_ error: PostgresError) {
@@ -234,6 +247,8 @@ public enum ReaderRegistryError: Error, Sendable, Equatable, CustomStringConvert
             "heartbeat refused: the instance ID is registered by another live process"
         case .full:
             "heartbeat refused: the reader registry holds \(ReaderRegistry.limit) live registrations, its limit"
+        case .followsAnotherPlan(let registered, let followed):
+            "registration refused: it is for plan \(DisplayText.quoted(registered)) and follows the writer path of plan \(DisplayText.quoted(followed))"
         }
     }
 }

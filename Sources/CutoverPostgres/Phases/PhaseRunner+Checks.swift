@@ -129,10 +129,10 @@ extension PhaseRunner {
         }
     }
 
-    /// Every live reader understands v2. With no live reader registered the check fails safe,
-    /// unless the operator forces it (which the history records).
+    /// Every live reader of the plan understands v2. With no live reader registered with the
+    /// plan the check fails safe, unless the operator forces it (which the history records).
     func readersCheck(on session: PostgresConnection) throws -> CheckOutcome {
-        let live = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: session).filter(\.isLive)
+        let live = try ReaderRegistry.list(plan: plan.name, staleAfter: options.readerStaleAfter, on: session).filter(\.isLive)
         let expected = "every live reader lists v2"
         if live.isEmpty {
             return CheckOutcome(name: "live readers understand v2", isPassed: options.forceReaders,
@@ -147,9 +147,10 @@ extension PhaseRunner {
                             expected: expected, message: "upgrade those instances, or wait until their heartbeats expire")
     }
 
-    /// No live reader still needs the v1 representation that contract removes.
+    /// No live reader of the plan still needs the v1 representation that contract removes;
+    /// another plan's readers read another table and are not asked.
     func noLiveReaderNeedsV1(on session: PostgresConnection) throws -> CheckOutcome {
-        let needing = try ReaderRegistry.list(staleAfter: options.readerStaleAfter, on: session)
+        let needing = try ReaderRegistry.list(plan: plan.name, staleAfter: options.readerStaleAfter, on: session)
             .filter { $0.isLive && !$0.readsV2 }
         return CheckOutcome(name: "no live reader needs v1", isPassed: needing.isEmpty,
                             observed: needing.isEmpty ? "none" : "\(needing.count) live: " + Self.names(needing),

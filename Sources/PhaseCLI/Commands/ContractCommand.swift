@@ -9,7 +9,7 @@ struct ContractCommand: PhaseCommand {
     static let yes = Flag("yes", help: "Confirm that contract cannot be undone.")
     static let spec = CommandSpec(
         "contract", abstract: "Remove the legacy representation. This cannot be undone.",
-        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected to the primary or an inspected standby, every standby the primary reports inspected, no live reader that reads only v1, and no legacy write within the window.",
+        discussion: "Refused unless every check passes: backfill complete, the modern writer alone for the window, no legacy session connected to the primary or an inspected standby, every standby the primary reports inspected, no live reader of the plan that reads only v1, and no legacy write within the window.",
         parameters: [Self.window, Self.yes, ReadersCommand.readerTimeout] + StandbyParameters.parameters + StepOptions.parameters,
         command: Self.self)
 

@@ -10,12 +10,14 @@ private func escapedForTerminal(_ text: String) -> String {
 }
 
 struct ReadersResult: CommandResult {
+    /// The plan whose registrations these are.
+    let plan: String
     let readers: [ReaderInstance]
     let standbys: StandbyOverview
 
     var text: String {
         let formatter = ISO8601DateFormatter()
-        let registered = readers.isEmpty ? ["no reader registered"] : readers.map {
+        let registered = readers.isEmpty ? ["no reader registered with plan \(escapedForTerminal(plan))"] : readers.map {
             "\($0.state.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) \(escapedForTerminal($0.instanceID))  \(escapedForTerminal($0.applicationName)) \(escapedForTerminal($0.applicationVersion))  "
                 + ($0.problem.map { "unreadable (\($0))" } ?? "reads \($0.formats.joined(separator: ","))")
                 + "  last seen \(formatter.string(from: $0.lastSeenAt))" + silence($0)
@@ -34,7 +36,7 @@ struct ReadersResult: CommandResult {
     }
 
     var json: JSONResult {
-        ["readers": readersJSON, "standbys": StandbyText.json(standbys)]
+        ["plan": .string(plan), "readers": readersJSON, "standbys": StandbyText.json(standbys)]
     }
 
     private var readersJSON: JSONResult {

@@ -239,18 +239,23 @@ struct HistoryResult: CommandResult {
 }
 
 struct PruneResult: CommandResult {
+    /// The plan whose rows were pruned; nil for every plan's (`--all-plans`).
+    let plan: String?
     let deleted: Int64
     let batches: Int
     let isComplete: Bool
     let isDryRun: Bool
 
+    private var whose: String { plan.map { "of plan \(DisplayText.quoted($0)) " } ?? "of every plan " }
+
     var text: String {
-        if isDryRun { return "dry run: \(deleted) ledger rows are past the retention and would be pruned; nothing was changed" }
-        return "pruned \(deleted) ledger row\(deleted == 1 ? "" : "s") in \(batches) batch\(batches == 1 ? "" : "es")"
+        if isDryRun { return "dry run: \(deleted) ledger rows \(whose)are past the retention and would be pruned; nothing was changed" }
+        return "pruned \(deleted) ledger row\(deleted == 1 ? "" : "s") \(whose)in \(batches) batch\(batches == 1 ? "" : "es")"
             + (isComplete ? "" : "; some were busy, run it again")
     }
 
     var json: JSONResult {
-        ["deleted": .integer(deleted), "batches": .integer(Int64(batches)), "complete": .bool(isComplete), "dryRun": .bool(isDryRun)]
+        ["plan": plan.map(JSONResult.string) ?? .null, "deleted": .integer(deleted), "batches": .integer(Int64(batches)),
+         "complete": .bool(isComplete), "dryRun": .bool(isDryRun)]
     }
 }

@@ -14,7 +14,7 @@ struct SwitchCommand: PhaseCommand {
     /// `--wait-for-fleet`
     static let waitForFleet = Flag(
         "wait-for-fleet",
-        help: "After the switch commits, wait until every live registered instance reports that it follows the new epoch, with progress on stderr; exits 4 when --fleet-timeout passes first (the switch stays committed).")
+        help: "After the switch commits, wait until every live instance registered with the plan reports that it follows the new epoch, with progress on stderr; exits 4 when --fleet-timeout passes first (the switch stays committed).")
     /// `--fleet-timeout`
     static let fleetTimeout = Option(
         "fleet-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(150), valueName: "duration",

@@ -94,7 +94,7 @@ final class OldApplicationInstance: Sendable {
         while !stopped.withLock({ $0 }) {
             do {
                 if ContinuousClock.now - lastBeat > .seconds(1) {
-                    try ReaderRegistry.heartbeat(instanceID: name, applicationName: "legacy-app", applicationVersion: "1.9",
+                    try ReaderRegistry.heartbeat(plan: "drafts", instanceID: name, applicationName: "legacy-app", applicationVersion: "1.9",
                                                  formats: [DraftFormat.v1.rawValue], token: token, on: connection)
                     lastBeat = ContinuousClock.now
                 }
@@ -118,7 +118,7 @@ final class OldApplicationInstance: Sendable {
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
-        _ = try? ReaderRegistry.leave(instanceID: name, token: token, on: connection)
+        _ = try? ReaderRegistry.leave(plan: "drafts", instanceID: name, token: token, on: connection)
     }
 }
 

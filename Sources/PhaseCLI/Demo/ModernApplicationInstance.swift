@@ -47,11 +47,11 @@ final class ModernApplicationInstance: Sendable {
             direct.applicationName = name + "-listen"
             listening = .direct(direct)
         }
-        let fleet = try await FleetWriterPath.start(configuration: configuration, listening: listening, pollInterval: .seconds(2),
+        let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts", listening: listening, pollInterval: .seconds(2),
                                                     log: { fleetEvents(name, $0) })
         let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                 following: fleet)
-        let registration = try await ReaderRegistration(pool: pool, instanceID: name, applicationName: "drafts-app",
+        let registration = try await ReaderRegistration(pool: pool, plan: "drafts", instanceID: name, applicationName: "drafts-app",
                                                         applicationVersion: "2.0", formats: [.v1, .v2], interval: .seconds(1),
                                                         following: fleet, logger: logger)
         return ModernApplicationInstance(name: name, router: router, fleet: fleet, pool: pool, store: store,

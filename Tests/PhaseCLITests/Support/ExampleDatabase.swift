@@ -9,10 +9,10 @@ struct ExampleDatabase: Sendable {
     let workload: ExampleWorkload
     let database: TestDatabase
 
-    /// Creates the database, runs the example's `schema.sql` twice (it must be idempotent) and
-    /// seeds it.
-    static func make(_ workload: ExampleWorkload) async throws -> ExampleDatabase {
-        let database = try await TestPostgres.database("example_" + workload.folder)
+    /// Creates the database (or takes `given`, which another plan's table may share), runs the
+    /// example's `schema.sql` twice (it must be idempotent) and seeds it.
+    static func make(_ workload: ExampleWorkload, in given: TestDatabase? = nil) async throws -> ExampleDatabase {
+        let database = if let given { given } else { try await TestPostgres.database("example_" + workload.folder) }
         let schema = try String(contentsOfFile: workload.path + "/schema.sql", encoding: .utf8)
         try await onThread {
             let connection = try database.connect()

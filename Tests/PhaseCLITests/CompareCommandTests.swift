@@ -130,6 +130,13 @@ struct CompareCommandTests {
         #expect(listed.map { $0["key"] as? [String: String] } == [["tenant_id": "2", "id": "7"], ["tenant_id": "2", "id": "7"]])
         #expect(listed.allSatisfy { $0["expected"] is NSNull && $0["stored"] is NSNull })
         #expect(result["keyColumns"] as? [String] == ["tenant_id", "id"])
+
+        // More disagreeing rows than are listed: all are counted, the first 1000 by key listed.
+        try await plant(example, "UPDATE line_items SET price_cents = price_cents + 1 WHERE id <= 1200")
+        let many = try await example.phase("compare", "--all", status: 3)
+        #expect(many.output.contains("disagreement: key (tenant_id, id) = (1, 3), column price_cents\n"), "\(many.output)")
+        #expect(many.output.contains("\n200 more disagreeing rows not listed\n1200 rows disagree in 2400 columns"), "\(many.output)")
+        #expect(many.output.components(separatedBy: "disagreement: key").count - 1 == 2000)
     }
 
     @Test("a plan with no alter_column has nothing to compare, and says so")
@@ -138,6 +145,18 @@ struct CompareCommandTests {
         try await example.phase("init")
         let refused = try await example.phase("compare", status: 3)
         #expect(refused.diagnostics.contains("cannot compare plan users-description: it keeps no column in two representations (it has no alter_column)"),
+                "\(refused.diagnostics)")
+    }
+
+    @Test("a plan of SQL files cannot be compared, and says so")
+    func planOfSQLFiles() async throws {
+        let example = try await ExampleDatabase.make(.ordersStatusCode)
+        let plan = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/drafts-format1").path
+        let url = example.database.connectionString
+        let refused = try await onThread { try PhaseBinary.run(["--plan", plan, "compare"], databaseURL: url) }
+        #expect(refused.status == 3, "\(refused.output)\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("cannot compare plan drafts: it is written as SQL files, and compare reads a declarative plan's alter_column up and down expressions"),
                 "\(refused.diagnostics)")
     }
 

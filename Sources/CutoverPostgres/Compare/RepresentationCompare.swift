@@ -36,13 +36,16 @@ public enum RepresentationCompare {
     /// Runs `comparison`'s query with `options` on `connection`, read-only.
     public static func compare(_ comparison: RepresentationComparison, options: Options,
                                on connection: PostgresConnection) throws -> ComparisonReport {
-        let query = PostgresQuery(unsafeSQL: comparison.query(sampling: options.sample != nil), binds: [
-            options.sample.map(Int64.init).postgresBind, options.showsValues.postgresBind,
-            options.hidesKeys.postgresBind, Int64(options.listLimit).postgresBind,
-        ])
+        var binds = [options.sample.map(Int64.init).postgresBind, options.showsValues.postgresBind,
+                     options.hidesKeys.postgresBind, Int64(options.listLimit).postgresBind]
         let rows = try connection.withTransaction { connection in
             try connection.execute(unsafeSQL: "SET TRANSACTION READ ONLY")
-            return try connection.query(query)
+            if let sample = options.sample {
+                let estimate = try connection.query("SELECT reltuples::float8 AS estimate FROM pg_class WHERE oid = to_regclass(\(comparison.table.sql))")
+                let rows = try estimate.first?.decode(Double.self, "estimate") ?? -1
+                binds.append(RepresentationComparison.samplePercentage(sample: sample, estimatedRows: rows).postgresBind)
+            }
+            return try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: options.sample != nil), binds: binds))
         }
         guard let summary = rows.first, try !summary.decode(Bool.self, "listed") else {
             throw PostgresError(code: .unexpectedResponse, message: "the comparison returned no summary row")

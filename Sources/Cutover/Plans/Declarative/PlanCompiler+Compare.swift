@@ -46,10 +46,10 @@ extension PlanCompiler {
             "(\(index), \(SQLName.literal(entry.column.name)), \(SQLName.literal(entry.column.direction.rawValue)), l.d\(index), "
                 + "(l.v\(index))::text, (\(field("l", entry.column.name)))::text)"
         }
-        func sql(ordering: String) -> String {
+        func sql(sampling: String) -> String {
             """
             WITH cutover_sample AS MATERIALIZED (
-                SELECT t AS r FROM \(table.sql) AS t\(ordering)
+                SELECT t AS r FROM \(table.sql) AS t\(sampling)
                  LIMIT CAST($1 AS bigint)
             ), cutover_mapped AS (
                 SELECT s.r, \(mapped.joined(separator: ", "))
@@ -88,7 +88,8 @@ extension PlanCompiler {
             """
         }
         return RepresentationComparison(table: table, key: plan.key, columns: compared.map(\.column),
-                                        sampledSQL: sql(ordering: "\n     ORDER BY random()"), everyRowSQL: sql(ordering: ""))
+                                        sampledSQL: sql(sampling: " TABLESAMPLE SYSTEM (CAST($5 AS float8))\n     ORDER BY random()"),
+                                        everyRowSQL: sql(sampling: ""))
     }
 
     /// The first 16 hex digits of the SHA-256 of the key's values (SQL expressions) as a JSON array.

@@ -14,7 +14,9 @@
 /// The query only reads. Its parameters: `$1` the sample size (NULL with ``query(sampling:)``
 /// `false`: every row), `$2` whether values are returned (otherwise they stay on the server,
 /// NULL), `$3` whether keys are returned hashed instead of as text, `$4` how many disagreeing
-/// rows are listed. Its first row (`listed` false) holds the counts `sampled`,
+/// rows are listed, and, when sampling, `$5` the percentage of the table's pages read
+/// (`TABLESAMPLE SYSTEM`, from which `$1` rows are drawn at random), so that a sample of a large
+/// table reads a part of it; ``samplePercentage(sample:estimatedRows:)`` gives it. Its first row (`listed` false) holds the counts `sampled`,
 /// `not_converted`, `disagreeing_rows` and `disagreements`; each further row is one column of
 /// one disagreeing row, in key order: `key_0` … (the key's columns as text), `key_hash`,
 /// `column_name`, `direction` (`up` or `down`), `expected` and `stored`.
@@ -46,6 +48,15 @@ public struct RepresentationComparison: Sendable, Hashable {
     /// The query over a random sample of `$1` rows when `sampling`, or over every row.
     public func query(sampling: Bool) -> String {
         sampling ? sampledSQL : everyRowSQL
+    }
+
+    /// The share of the table's pages to read for a sample of `sample` rows, as a percentage:
+    /// ten times what the table's estimated row count (`pg_class.reltuples`) calls for, since
+    /// pages hold rows unevenly and the estimate may be old; every page when the table is small
+    /// or has no estimate (a negative or zero count).
+    public static func samplePercentage(sample: Int, estimatedRows: Double) -> Double {
+        guard estimatedRows > 0 else { return 100 }
+        return min(100, 100 * 10 * Double(sample) / estimatedRows)
     }
 
     /// How ``query(sampling:)`` hashes a key when asked to: the first 16 hex digits of the

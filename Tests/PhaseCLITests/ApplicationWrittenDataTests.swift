@@ -61,7 +61,7 @@ struct ApplicationWrittenDataTests {
         #expect(try await db.phaseName() == "expanded")
     }
 
-    @Test func compareNamesADraftWhateverItsIDHolds() async throws {
+    @Test func compareNamesARowWhateverItsKeyHolds() async throws {
         let db = try await WorkflowDatabase.make("app_data_compare", rows: 20)
         for arguments in [["init"], ["expand"], ["switch", "modern", "--force-readers"], ["backfill"]] {
             #expect(try await db.phase(arguments).status == 0)
@@ -77,7 +77,8 @@ struct ApplicationWrittenDataTests {
         let compared = try await db.phase("compare")
         #expect(compared.status == 3, "\(compared.output)\(compared.diagnostics)")
         #expect(!hasRawControl(compared.output))
-        #expect(compared.output.contains(#"mismatch: draft evil\u{A}mismatch: none\u{1B}[2J, field title"# + "\n"))
+        #expect(compared.output.contains(#"disagreement: key (id) = (evil\u{A}mismatch: none\u{1B}[2J), column document"# + "\n"
+                                         + #"disagreement: key (id) = (evil\u{A}mismatch: none\u{1B}[2J), column title"# + "\n"), "\(compared.output)")
         #expect(!compared.output.contains("\nmismatch: none"))
     }
 

@@ -191,11 +191,16 @@ struct PhaseFleetWorkflowTests {
         }
         let hidden = try await db.phase("compare", "--sample", "1000")
         #expect(hidden.status == 3)
-        #expect(hidden.output.contains("mismatch: draft seed-000007, field document: draft \"seed-000007\" has malformed v2 data"))
-        #expect(hidden.output.contains("mismatch: draft seed-000011, field title\n"))
+        // The document whose title is a number: its title column and the document disagree.
+        #expect(hidden.output.contains("disagreement: key (id) = (seed-000007), column document\ndisagreement: key (id) = (seed-000007), column title\n"),
+                "\(hidden.output)")
+        #expect(hidden.output.contains("disagreement: key (id) = (seed-000011), column document\ndisagreement: key (id) = (seed-000011), column title\n"))
+        #expect(hidden.output.contains("2 rows disagree in 4 columns (values hidden; --show-values prints them)"))
         #expect(!hidden.output.contains("Secret other title"))
         let shown = try await db.phase("compare", "--sample", "1000", "--show-values")
-        #expect(shown.output.contains("mismatch: draft seed-000011, field title: legacy \"Seed 11\", modern \"Secret other title\""))
+        #expect(shown.output.contains(#"disagreement: key (id) = (seed-000011), column title: from the modern columns "Secret other title", stored "Seed 11""#),
+                "\(shown.output)")
+        #expect(shown.output.contains(#"disagreement: key (id) = (seed-000007), column title: from the modern columns "5", stored "Seed 7""#))
         #expect(try await db.value(Int.self, "SELECT count(*) FROM cutover.phase_history WHERE step = 'compare'") == 0)
     }
 

@@ -6,16 +6,16 @@ public enum SaveFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request broke a limit of ``SaveLimits``; nothing was recorded, so the operation ID stays free.
     case invalid(SaveViolation)
 
-    /// The draft's revision is not the expected one (or the draft exists and 0 was expected).
+    /// The record's revision is not the expected one (or the record exists and 0 was expected).
     case conflict(expected: Int64, current: Int64)
 
-    /// The expected revision is above 0 and the draft does not exist.
+    /// The expected revision is above 0 and the record does not exist.
     case notFound
 
     /// The operation ID was already committed in its scope with a different request.
     case operationConflict
 
-    /// The draft's revision is already `Int64.max`.
+    /// The record's revision is already `Int64.max`.
     case exhausted
 
     /// The connection or server was lost around the commit: retry with the same operation ID.
@@ -39,13 +39,13 @@ public enum SaveFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalid(let violation):
             "invalid save request: \(violation)"
         case .conflict(let expected, let current):
-            "revision conflict: expected revision \(expected), current revision \(current); re-read the draft"
+            "revision conflict: expected revision \(expected), current revision \(current); re-read the record"
         case .notFound:
-            "draft not found: the expected revision is above 0 but the draft does not exist"
+            "record not found: the expected revision is above 0 but the record does not exist"
         case .operationConflict:
             "operation conflict: this operation ID was already committed in its scope with a different request"
         case .exhausted:
-            "revision exhausted: the draft is at revision Int64.max and cannot be saved again"
+            "revision exhausted: the record is at revision Int64.max and cannot be saved again"
         case .outcomeUnknown:
             "outcome unknown: the save may have committed; retry with the same operation ID"
         }

@@ -7,18 +7,18 @@ import CutoverPostgres
 struct BackfillCommand: PhaseCommand {
     /// `--batch-size`
     static let batchSize = Option("batch-size", type: .integer(in: 1...100_000), valueName: "rows",
-                                  help: "Rows per transaction; the plan's batch size (1000 for drafts) when omitted.")
+                                  help: "Rows per transaction; the plan's batch size (phase plan shows it) when omitted.")
     /// `--batch-delay`
     static let batchDelay = Option("batch-delay", type: .duration(in: .zero ... .seconds(60)), default: .zero,
                                    valueName: "duration", help: "A pause after each batch, to leave room for the live load.")
     /// `--nice-ratio`
     static let niceRatio = Option(
         "nice-ratio", type: .decimal(in: PlanLimits.niceRatio), valueName: "ratio",
-        help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (0.25 for drafts) when omitted.")
+        help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (phase plan shows it) when omitted.")
     /// `--max-replica-lag`
     static let maxReplicaLag = Option(
         "max-replica-lag", type: .duration(in: .zero ... .seconds(3600)), valueName: "duration",
-        help: "Wait before a batch while a standby's replay lag is over this; the plan's ceiling (10s for drafts) when omitted.")
+        help: "Wait before a batch while a standby's replay lag is over this; the plan's ceiling (phase plan shows it) when omitted.")
     static let spec = CommandSpec(
         "backfill", abstract: "Convert the rows that only have the legacy representation.",
         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",

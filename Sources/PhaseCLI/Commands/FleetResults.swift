@@ -3,7 +3,7 @@ import CutoverPostgres
 import Foundation
 import PostgresClient
 
-/// Text an application wrote (a reader's names, a draft's ID) as the terminal may show it:
+/// Text an application wrote (a reader's names) as the terminal may show it:
 /// escaped, and cut after 255 characters.
 private func escapedForTerminal(_ text: String) -> String {
     DisplayText.unquoted(text, limit: ReaderRegistry.maximumTextLength)
@@ -46,43 +46,6 @@ struct ReadersResult: CommandResult {
              "live": .bool($0.isLive), "state": .string($0.state.rawValue), "lastSeenAt": .string(ISO8601DateFormatter().string(from: $0.lastSeenAt)),
              "problem": $0.problem.map(JSONResult.string) ?? .null]
         })
-    }
-}
-
-struct CompareResult: CommandResult {
-    let comparison: ShadowComparison
-    let showValues: Bool
-
-    private func shown(_ value: String?, field: String) -> String? {
-        // A document the modern reader cannot read: the reason names no value.
-        if field == "document" { return value }
-        return showValues ? value : nil
-    }
-
-    var text: String {
-        var lines = ["compared \(comparison.compared) of \(comparison.sampled) drafts sampled (\(comparison.legacyOnly) held v1 only)"]
-        for mismatch in comparison.mismatches {
-            var line = "mismatch: draft \(escapedForTerminal(mismatch.draftID)), field \(mismatch.field)"
-            if let modern = shown(mismatch.modernValue, field: mismatch.field), mismatch.field == "document" {
-                line += ": \(modern)"
-            } else if showValues {
-                line += ": legacy \(String(reflecting: mismatch.legacyValue ?? "")), modern \(String(reflecting: mismatch.modernValue ?? ""))"
-            }
-            lines.append(line)
-        }
-        lines.append(comparison.mismatches.isEmpty ? "no mismatch" : "\(comparison.mismatches.count) mismatches"
-                     + (showValues ? "" : " (values hidden; --show-values prints them)"))
-        return lines.joined(separator: "\n")
-    }
-
-    var json: JSONResult {
-        ["sampled": .integer(Int64(comparison.sampled)), "compared": .integer(Int64(comparison.compared)),
-         "legacyOnly": .integer(Int64(comparison.legacyOnly)),
-         "mismatches": .array(comparison.mismatches.map {
-             ["draftID": .string($0.draftID), "field": .string($0.field),
-              "legacy": shown($0.legacyValue, field: "title").map(JSONResult.string) ?? .null,
-              "modern": shown($0.modernValue, field: $0.field).map(JSONResult.string) ?? .null]
-         })]
     }
 }
 

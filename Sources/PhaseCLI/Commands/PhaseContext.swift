@@ -14,7 +14,7 @@ struct PhaseContext: Sendable {
     /// `--plan`
     static let plan = Option(
         "plan", type: .string, valueName: "dir",
-        help: "The folder holding plan.json and the SQL of each step; the built-in drafts plan when omitted.")
+        help: "The folder holding plan.json and the SQL of each step; the built-in reference plan when omitted (phase plan shows it).")
     /// The options every command accepts, before or after its name.
     static let parameters: [any CommandParameter] = [databaseURL, plan, StandardParameters.format, StandardParameters.quiet]
 

@@ -8,7 +8,7 @@ struct PlanCommand: PhaseCommand {
     static let spec = CommandSpec(
         "plan", abstract: "Show the plan's steps, their SQL and the locks they take; changes nothing.",
         discussion: """
-            Reads the plan (--plan DIR, or the built-in drafts plan) and connects to no database. For every step \
+            Reads the plan (--plan DIR, or the built-in reference plan) and connects to no database. For every step \
             (expand, switch, backfill, contract) and each revert (what phase rollback expand and rollback contract \
             run), it lists each file: whether it runs in a transaction, the server versions it runs on, and its \
             statements, each with the lock it takes on the table, what it does to the rows (catalog only, scans \

@@ -9,7 +9,7 @@ import Synchronization
 struct DemoCommand: PhaseCommand {
     /// `demo --rows`, `soak --rows`
     static let rows = Option("rows", type: .integer(in: 10...10_000_000), default: 2000, valueName: "count",
-                             help: "How many drafts to seed the legacy table with.")
+                             help: "How many rows to seed the legacy table with.")
     /// `demo --duration`
     static let duration = Option("duration", type: .duration(in: .seconds(6) ... .seconds(3600)), default: .seconds(18),
                                  valueName: "duration", help: "How long the simulated fleet writes, spread over the phases.")
@@ -19,7 +19,7 @@ struct DemoCommand: PhaseCommand {
         help: "Where the application instances connect instead of the database itself: a pooler in front of the same server (PgBouncer in transaction mode, say), as a postgresql:// URL whose database name is replaced by the throw-away one. The runner, the checks and LISTEN stay direct.")
     static let spec = CommandSpec(
         "demo", abstract: "Run a whole migration under a simulated fleet, on a throw-away database, and verify it.",
-        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds drafts, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds. With --plan, it runs that plan of the drafts table instead of the built-in one.",
+        discussion: "Starts an ephemeral PostgreSQL cluster (or, with --database-url, a scratch database it creates and drops), seeds the reference plan's table, runs old application versions with plain SQL and current instances with the router and the store, walks expand, switch, backfill, a rollback drill and contract, and checks that nothing was lost or done twice. Exits 0 only if every invariant holds. With --plan, it runs that plan instead of the built-in one; it must migrate the same table.",
         parameters: [Self.rows, Self.duration, Self.applicationURL], command: Self.self)
 
     let context: PhaseContext

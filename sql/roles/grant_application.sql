@@ -17,6 +17,7 @@ GRANT SELECT ON cutover.schema_version TO cutover_app;
 -- outcome log and the registry need no grant, and are given none.
 GRANT EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),

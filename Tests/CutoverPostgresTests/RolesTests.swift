@@ -74,7 +74,8 @@ struct RolesTests {
                 "cutover.schema_version: SELECT",
                 "public.drafts: INSERT, SELECT, UPDATE",
             ])
-            #expect(functions == ["reader_follows", "reader_heartbeat", "reader_leave", "record_outcomes", "record_outcomes", "save_draft"])
+            #expect(functions == ["read_record", "reader_follows", "reader_heartbeat", "reader_leave", "record_outcomes", "record_outcomes",
+                                  "save_draft", "save_record"])
             #expect(publicFunctions.isEmpty)
         }
     }

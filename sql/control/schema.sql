@@ -766,11 +766,35 @@ BEGIN
 END
 $save_record$;
 
+-- A record of a registered plan's entity as stored now: its revision (the revision column, or
+-- the row's xmin) and every column of its row as JSON; no row when there is none. p_key as for
+-- save_record. It runs as the schema's owner, like save_record, for roles granted EXECUTE.
+CREATE OR REPLACE FUNCTION cutover.read_record(p_plan text, p_key jsonb, OUT revision bigint, OUT columns jsonb)
+RETURNS SETOF record LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $read_record$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+BEGIN
+    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
+    v_table := to_regclass(v_entity.table_name);
+    IF v_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity with a table', p_plan);
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
+        CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
+        v_table,
+        (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', a.attname, a.attname, format_type(a.atttypid, a.atttypmod)), ' AND ')
+           FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = ANY (v_entity.key_columns) AND NOT a.attisdropped))
+    USING p_key;
+END
+$read_record$;
+
 -- Functions that run as the schema's owner are executable only by grant
 -- (sql/roles/grant_application.sql).
 REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.read_record(text, jsonb),
     cutover.register_record_plan(text, text, text[], text),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),

@@ -18,6 +18,7 @@ GRANT SELECT ON cutover.schema_version TO cutover_app;
 GRANT EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.read_record(text, jsonb),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),

@@ -21,6 +21,18 @@ struct PostgresRecordStoreTests {
         }
     }
 
+    /// Expects `save` to be refused as a format the table does not store, for a reason that says `hint`.
+    private func expectFormatNotStored(_ hint: String, _ save: () async throws -> Any) async {
+        do {
+            _ = try await save()
+            Issue.record("a save of a format the table does not store committed")
+        } catch RecordStoreError.formatNotStored(let reason) {
+            #expect(reason.contains(hint), "\(reason)")
+        } catch {
+            Issue.record("expected formatNotStored, caught \(error)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func thirtyTwoConcurrentSavesOfOneOrderOperationOverBothPathsCommitOnce() async throws {
         let db = try await RecordDatabase<ContractOrders>.make("records_32", table: .orders, poolSize: 32)
@@ -94,7 +106,7 @@ struct PostgresRecordStoreTests {
     func aPathWhoseFormatIsNotStoredIsRefusedAndCommitsNothing() async throws {
         let before = try await RecordDatabase<ContractOrders>.make("records_before_expand", table: .orders, layout: .baseline, poolSize: 1)
         // Before expand the plan's revision column does not exist yet either: the plan adds it.
-        await #expect(throws: RecordStoreError.self) {
+        await #expect(throws: RecordStoreError.entityNotUsable("table public.orders of plan orders-status-code has no column revision")) {
             try await before.store.commit(order("create", expected: 0, .paid), write: ContractOrders.modern.encode(.paid), path: .modern)
         }
         #expect(try await before.ledgerCount() == 0)
@@ -104,28 +116,42 @@ struct PostgresRecordStoreTests {
                                                                        layout: .baseline, poolSize: 1)
         let note = SaveRequest<ContractTenantNotes>(operationScope: "t", operationID: "n", key: RecordKey(.bigint(1), .bigint(1)),
                                                     expectedRevision: 0, content: "a note")
-        do {
-            _ = try await notes.store.commit(note, write: ContractTenantNotes.modern.encode(note.content), path: .modern)
-            Issue.record("a modern save before expand committed")
-        } catch let error as RecordStoreError {
-            guard case .formatNotStored(let reason) = error else { Issue.record("\(error)"); return }
-            #expect(reason.contains("body_text") && reason.contains("run expand first"))
+        await expectFormatNotStored("no column body_text: the modern format is not stored yet (run expand first)") {
+            try await notes.store.commit(note, write: ContractTenantNotes.modern.encode(note.content), path: .modern)
         }
         #expect(try await notes.store.commit(note, write: ContractTenantNotes.legacy.encode(note.content), path: .legacy).saved.revision == 1)
         await notes.close()
 
         let after = try await RecordDatabase<ContractTenantNotes>.make("records_after_contract", table: .tenantNotes,
                                                                        layout: .contracted, poolSize: 1)
-        do {
-            _ = try await after.store.commit(note, write: ContractTenantNotes.legacy.encode(note.content), path: .legacy)
-            Issue.record("a legacy save after contract committed")
-        } catch let error as RecordStoreError {
-            guard case .formatNotStored(let reason) = error else { Issue.record("\(error)"); return }
-            #expect(reason.contains("contract removed it"))
+        await expectFormatNotStored("no column body: the legacy format is no longer stored (contract removed it)") {
+            try await after.store.commit(note, write: ContractTenantNotes.legacy.encode(note.content), path: .legacy)
         }
         #expect(try await after.ledgerCount() == 0)
         #expect(try await after.store.commit(note, write: ContractTenantNotes.modern.encode(note.content), path: .modern).saved.revision == 1)
         await after.close()
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func statementsMadeBeforeContractAreNotRunOnTheContractedTable() async throws {
+        let db = try await RecordDatabase<ContractOrders>.make("records_across_contract", table: .orders, poolSize: 1)
+        let legacy = RecordAdapter(storage: db.store, path: .legacy)
+        let modern = RecordAdapter(storage: db.store, path: .modern)
+        _ = try await legacy.save(order("create", expected: 0, .pending))
+        _ = try await legacy.save(order("pay", expected: 1, .paid))
+        let compiled = try RecordTable.orders.compiled()
+        try await db.sql { connection in
+            let steps = CompiledSteps(compiled: compiled, connection: connection)
+            try steps.backfill(batchSize: 100)
+            try steps.run(.contract)
+        }
+        await expectFormatNotStored("no column status: the legacy format is no longer stored") {
+            try await legacy.save(order("ship", expected: 2, .shipped))
+        }
+        #expect(try await modern.save(order("ship", expected: 2, .shipped)).revision == 3)
+        #expect(try await row(db) == "NULL 3")
+        #expect(try await db.ledgerCount() == 3)
+        await db.close()
     }
 
     @Test(.timeLimit(.minutes(3)))

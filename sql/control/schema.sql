@@ -107,6 +107,21 @@ CREATE TABLE IF NOT EXISTS cutover.record_plans (
     registered_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- The statements cutover.save_record made for a plan's table in one shape (its oid, and the
+-- xmin of the pg_attribute row of each column the save names, which every change of that column
+-- renews: a type, a rename, a drop) and one set of columns: a save of the same shape and columns
+-- runs them without building them again.
+-- Written only by save_record (running as the owner); register_record_plan clears a plan's.
+CREATE TABLE IF NOT EXISTS cutover.record_statements (
+    plan text NOT NULL,
+    shape text NOT NULL,
+    columns text NOT NULL,
+    insert_sql text NOT NULL,
+    update_sql text NOT NULL,
+    current_sql text NOT NULL,
+    PRIMARY KEY (plan, shape, columns)
+);
+
 -- One row per migration plan: where it stands. The epoch grows with every change.
 CREATE TABLE IF NOT EXISTS cutover.migration_state (
     plan text PRIMARY KEY,
@@ -586,6 +601,7 @@ BEGIN
             RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('register_record_plan: revision column %s of %s is not bigint', p_revision, v_name);
         END IF;
     END IF;
+    DELETE FROM cutover.record_statements s WHERE s.plan = p_plan;
     INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column)
     VALUES (p_plan, v_name, p_key, p_revision)
     ON CONFLICT (plan) DO UPDATE
@@ -623,6 +639,65 @@ $register$;
 -- It runs as the schema's owner and writes, as the owner, the columns the caller names: grant
 -- EXECUTE only to roles that may write those tables. Its statements are put together per call
 -- (EXECUTE format(…)) from the registered names and the catalog's types, every value a parameter.
+-- The statements save_record runs for plan p_entity's table p_table in shape p_shape, writing
+-- the columns p_columns names (p_names, sorted): made from the catalog's types, checked, and kept
+-- in cutover.record_statements for the next save of the same shape and columns. CU004 when a
+-- column is not in the table (p_path's format is not stored), CU006 when a key or the revision
+-- column is missing. Internal to save_record.
+CREATE OR REPLACE FUNCTION cutover.record_statements_for(
+    p_entity cutover.record_plans, p_table regclass, p_shape text, p_names text, p_path text, p_columns jsonb)
+RETURNS cutover.record_statements LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $statements$
+DECLARE
+    v_types jsonb;
+    v_missing text;
+    v_revision text := CASE WHEN p_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                            ELSE format('t.%I', p_entity.revision_column) END;
+    v_match text;
+    v_made cutover.record_statements;
+BEGIN
+    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, a.atttypmod)) INTO v_types
+      FROM pg_attribute a
+     WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+       AND (a.attname = ANY (p_entity.key_columns) OR a.attname = p_entity.revision_column OR p_columns ? a.attname);
+    SELECT k INTO v_missing FROM unnest(p_entity.key_columns || p_entity.revision_column) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s has no column %s', p_entity.table_name, p_entity.plan, v_missing);
+    END IF;
+    SELECT k INTO v_missing FROM jsonb_object_keys(p_columns) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = format(CASE p_path
+            WHEN 'legacy' THEN '%s has no column %s: the legacy format is no longer stored (contract removed it); save through the modern writer'
+            ELSE '%s has no column %s: the modern format is not stored yet (run expand first); save through the legacy writer' END,
+            p_entity.table_name, v_missing);
+    END IF;
+    v_match := (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', k, k, v_types ->> k), ' AND ')
+                  FROM unnest(p_entity.key_columns) AS k);
+    v_made.plan := p_entity.plan;
+    v_made.shape := p_shape;
+    v_made.columns := p_names;
+    v_made.insert_sql := format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s',
+        p_table,
+        (SELECT string_agg(format('%I', c), ', ') FROM (
+            SELECT unnest(p_entity.key_columns) UNION ALL SELECT jsonb_object_keys(p_columns)
+            UNION ALL SELECT p_entity.revision_column WHERE p_entity.revision_column IS NOT NULL) AS n(c)),
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('($1 ->> %L)::%s', k, v_types ->> k) FROM unnest(p_entity.key_columns) AS k
+            UNION ALL SELECT format('($2 ->> %L)::%s', c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT '1' WHERE p_entity.revision_column IS NOT NULL) AS e(v)),
+        (SELECT string_agg(format('%I', k), ', ') FROM unnest(p_entity.key_columns) AS k),
+        v_revision);
+    v_made.update_sql := format('UPDATE %s AS t SET %s WHERE %s AND %s = $3 RETURNING %s',
+        p_table,
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('%I = ($2 ->> %L)::%s', c, c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT format('%1$I = t.%1$I + 1', p_entity.revision_column) WHERE p_entity.revision_column IS NOT NULL) AS s(v)),
+        v_match, v_revision, v_revision);
+    v_made.current_sql := format('SELECT %s FROM %s AS t WHERE %s', v_revision, p_table, v_match);
+    INSERT INTO cutover.record_statements VALUES (v_made.*) ON CONFLICT DO NOTHING;
+    RETURN v_made;
+END
+$statements$;
+
 CREATE OR REPLACE FUNCTION cutover.save_record(
     p_plan text, p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
     p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
@@ -631,14 +706,14 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save
 DECLARE
     v_entity cutover.record_plans;
     v_table regclass;
+    v_shape text;
+    v_columns text;
+    v_statements cutover.record_statements;
+    v_key_count bigint;
     v_fingerprint bytea;
     v_stored_fingerprint bytea;
     v_stored_revision bigint;
     v_predicted bigint;
-    v_types jsonb;
-    v_missing text;
-    v_revision text;
-    v_match text;
     v_current bigint;
     v_writer text;
     v_setting text;
@@ -653,39 +728,36 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects';
     END IF;
-    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
-    IF NOT FOUND THEN
+
+    -- The plan's entity, its table's shape now, and the statements made for that shape and
+    -- these columns if a save made them before: one query, on indexes.
+    SELECT e.*, r.rel, sh.shape, c.names, (SELECT count(*) FROM jsonb_object_keys(p_key)),
+           st.plan, st.insert_sql, st.update_sql, st.current_sql
+      INTO v_entity.plan, v_entity.table_name, v_entity.key_columns, v_entity.revision_column, v_entity.registered_at,
+           v_table, v_shape, v_columns, v_key_count,
+           v_statements.plan, v_statements.insert_sql, v_statements.update_sql, v_statements.current_sql
+      FROM cutover.record_plans e
+     CROSS JOIN LATERAL (SELECT to_regclass(e.table_name) AS rel) r
+     CROSS JOIN LATERAL (SELECT string_agg(k, ',' ORDER BY k) AS names, array_agg(k) AS list FROM jsonb_object_keys(p_columns) AS k) c
+     CROSS JOIN LATERAL (SELECT r.rel::oid::text || ':' || string_agg(a.attname || '=' || a.xmin::text, ',' ORDER BY a.attname) AS shape
+                           FROM pg_attribute a
+                          WHERE a.attrelid = r.rel AND a.attname = ANY (e.key_columns || e.revision_column || c.list)) sh
+      LEFT JOIN cutover.record_statements st ON st.plan = e.plan AND st.shape = sh.shape AND st.columns = c.names
+     WHERE e.plan = p_plan;
+    IF v_entity.plan IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity (run phase init with the plan)', p_plan);
     END IF;
-    IF (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(p_key) AS k) IS DISTINCT FROM
-       (SELECT array_agg(k ORDER BY k) FROM unnest(v_entity.key_columns) AS k)
-       OR EXISTS (SELECT FROM jsonb_each(p_key) AS e WHERE jsonb_typeof(e.value) NOT IN ('string', 'number'))
+    IF NOT p_key ?& v_entity.key_columns OR v_key_count <> cardinality(v_entity.key_columns)
        OR p_columns ?| (v_entity.key_columns || v_entity.revision_column) THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
-            MESSAGE = format('save_record: p_key must give exactly %s, as strings or numbers, and p_columns neither of them nor the revision',
+            MESSAGE = format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision',
                              array_to_string(v_entity.key_columns, ', '));
     END IF;
-    v_table := to_regclass(v_entity.table_name);
     IF v_table IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s does not exist', v_entity.table_name, p_plan);
     END IF;
-
-    -- The types of the columns the save names, as the catalog has them now (the table's shape
-    -- changes with the plan's phase).
-    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, a.atttypmod)) INTO v_types
-      FROM pg_attribute a
-     WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped
-       AND (a.attname = ANY (v_entity.key_columns) OR a.attname = v_entity.revision_column OR p_columns ? a.attname);
-    SELECT k INTO v_missing FROM unnest(v_entity.key_columns || v_entity.revision_column) AS k WHERE NOT v_types ? k LIMIT 1;
-    IF v_missing IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s has no column %s', v_entity.table_name, p_plan, v_missing);
-    END IF;
-    SELECT k INTO v_missing FROM jsonb_object_keys(p_columns) AS k WHERE NOT v_types ? k LIMIT 1;
-    IF v_missing IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = format(CASE p_path
-            WHEN 'legacy' THEN '%s has no column %s: the legacy format is no longer stored (contract removed it); save through the modern writer'
-            ELSE '%s has no column %s: the modern format is not stored yet (run expand first); save through the legacy writer' END,
-            v_entity.table_name, v_missing);
+    IF v_statements.plan IS NULL THEN
+        v_statements := cutover.record_statements_for(v_entity, v_table, v_shape, v_columns, p_path, p_columns);
     END IF;
 
     -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
@@ -716,33 +788,12 @@ BEGIN
     END LOOP;
 
     -- 2. The conditional write, declared as the path's writer for the sync trigger.
-    v_match := (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', k, k, v_types ->> k), ' AND ')
-                  FROM unnest(v_entity.key_columns) AS k);
-    v_revision := CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
-                       ELSE format('t.%I', v_entity.revision_column) END;
     v_writer := current_setting('cutover.writer', true);
     v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
     IF p_expected = 0 THEN
-        EXECUTE format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s',
-            v_table,
-            (SELECT string_agg(format('%I', c), ', ') FROM (
-                SELECT unnest(v_entity.key_columns) UNION ALL SELECT jsonb_object_keys(p_columns)
-                UNION ALL SELECT v_entity.revision_column WHERE v_entity.revision_column IS NOT NULL) AS n(c)),
-            (SELECT string_agg(v, ', ') FROM (
-                SELECT format('($1 ->> %L)::%s', k, v_types ->> k) FROM unnest(v_entity.key_columns) AS k
-                UNION ALL SELECT format('($2 ->> %L)::%s', c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
-                UNION ALL SELECT '1' WHERE v_entity.revision_column IS NOT NULL) AS e(v)),
-            (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_entity.key_columns) AS k),
-            v_revision)
-        INTO revision USING p_key, p_columns;
+        EXECUTE v_statements.insert_sql INTO revision USING p_key, p_columns;
     ELSIF v_entity.revision_column IS NULL OR p_expected < 9223372036854775807 THEN
-        EXECUTE format('UPDATE %s AS t SET %s WHERE %s AND %s = $3 RETURNING %s',
-            v_table,
-            (SELECT string_agg(v, ', ') FROM (
-                SELECT format('%I = ($2 ->> %L)::%s', c, c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
-                UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
-            v_match, v_revision, v_revision)
-        INTO revision USING p_key, p_columns, p_expected;
+        EXECUTE v_statements.update_sql INTO revision USING p_key, p_columns, p_expected;
     END IF;
     v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
     IF revision IS NOT NULL THEN
@@ -755,7 +806,7 @@ BEGIN
     END IF;
 
     -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
-    EXECUTE format('SELECT %s FROM %s AS t WHERE %s', v_revision, v_table, v_match) INTO v_current USING p_key;
+    EXECUTE v_statements.current_sql INTO v_current USING p_key;
     IF v_current IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
     ELSIF v_current = p_expected THEN
@@ -796,6 +847,7 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.read_record(text, jsonb),
     cutover.register_record_plan(text, text, text[], text),
+    cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text[], text),
@@ -810,10 +862,10 @@ BEGIN
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
-                             'runner_lease', 'reader_epochs', 'record_plans')) <> 11 THEN
+                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements')) <> 12 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease and record_plans in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans and record_statements in schema cutover';
     END IF;
 END
 $check$;
@@ -833,7 +885,7 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements')
                 OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);

@@ -86,6 +86,51 @@ struct PostgresRecordStoreTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
+    func eachSaveIsOneRoundTrip() async throws {
+        let database = try await TestPostgres.database("records_round_trips")
+        let (proxy, proxied) = try database.throughLossyProxy()
+        let db = try await RecordDatabase<ContractTenantNotes>.make(on: database, table: .tenantNotes, poolSize: 1,
+                                                                     connectionString: proxied)
+        let modern = RecordAdapter(storage: db.store, path: .modern)
+        func note(_ operation: String, expected: Int64) -> SaveRequest<ContractTenantNotes> {
+            SaveRequest(operationScope: "t", operationID: operation, key: RecordKey(.bigint(7), .bigint(42)),
+                        expectedRevision: expected, content: "note \(expected)")
+        }
+        // Warm up: connect, and let the server make the statements for this shape.
+        _ = try await modern.save(note("create", expected: 0))
+        let before = proxy.clientWriteCount
+        for revision in Int64(1)...20 {
+            _ = try await modern.save(note("edit-\(revision)", expected: revision))
+        }
+        #expect(proxy.clientWriteCount - before == 20)
+        #expect(try await db.store.record(RecordKey(.bigint(7), .bigint(42)))?.revision == 21)
+        await db.close()
+        proxy.stop()
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aSaveOfAnOperationInFlightWaitsUpToTheLockTimeoutThenReplaysOnceItCommits() async throws {
+        let db = try await RecordDatabase<ContractOrders>.make("records_in_flight", table: .orders, poolSize: 1)
+        let impatient = try await PostgresRecordStore<ContractOrders>(pool: db.pool, lockTimeout: .milliseconds(200),
+                                                                      outcomeFlushInterval: nil)
+        let save = order("create", expected: 0, .paid)
+        // The same operation, sent by another process and not yet committed: its claim holds the ledger's row.
+        let other = try db.database.connect()
+        try other.execute(unsafeSQL: "BEGIN")
+        try other.query(PostgresQuery(unsafeSQL: "SELECT * FROM cutover.save_record($1, 'shop-1', 'create', '{\"id\": 42}', 0, 'modern', '{\"status_code\": 2}', $2)",
+                                      binds: [ContractOrders.planName.postgresBind, PostgresBind(bytea: save.canonicalEncoding)]))
+        await #expect(throws: RecordStoreError.lockTimeout) {
+            try await impatient.commit(save, write: ContractOrders.legacy.encode(.paid), path: .legacy)
+        }
+        try other.execute(unsafeSQL: "COMMIT")
+        let replayed = try await impatient.commit(save, write: ContractOrders.legacy.encode(.paid), path: .legacy)
+        #expect(replayed == .replayed(SavedRecord(key: save.key, content: .paid, revision: 1)))
+        #expect(try await db.ledgerCount() == 1)
+        try await impatient.outcomes.close()
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(3)))
     func eachPathWritesItsOwnColumnsAndTheTriggerDerivesTheOthers() async throws {
         let db = try await RecordDatabase<ContractOrders>.make("records_paths", table: .orders, poolSize: 2)
         _ = try await db.store.commit(order("create", expected: 0, .paid), write: ContractOrders.modern.encode(.paid), path: .modern)

@@ -86,6 +86,22 @@ struct PostgresRecordStoreTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
+    func phaseInitRegistersADeclarativePlansEntityAndTheDraftsPlanKeepsItsRevision() async throws {
+        let database = try await TestPostgres.database("records_init")
+        let registered = try await onThread {
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: try RecordTable.drafts.schemaSQL() + ";" + (try RecordTable.orders.schemaSQL()))
+            try PhaseRunner(connection: connection, source: try PlanSource.folder(RecordTable.exampleFolder("orders-status-code"))).initialize()
+            try PhaseRunner(connection: connection, source: try PlanSource.builtIn()).initialize()
+            return try connection.query("""
+                SELECT plan || ' ' || table_name || ' ' || array_to_string(key_columns, ',') || ' ' || coalesce(revision_column, 'xmin') AS entity
+                  FROM cutover.record_plans ORDER BY plan
+                """).map { try $0.decode(String.self, "entity") }
+        }
+        #expect(registered == ["drafts public.drafts id revision", "orders-status-code public.orders id xmin"])
+    }
+
+    @Test(.timeLimit(.minutes(3)))
     func eachSaveIsOneRoundTrip() async throws {
         let database = try await TestPostgres.database("records_round_trips")
         let (proxy, proxied) = try database.throughLossyProxy()

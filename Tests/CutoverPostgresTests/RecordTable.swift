@@ -26,6 +26,11 @@ enum RecordTable: String, Sendable, CaseIterable {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// The folder of an example plan, `examples/<name>`.
+    static func exampleFolder(_ name: String) -> String {
+        root.appendingPathComponent("examples/\(name)").path
+    }
+
     private static func file(_ path: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }

@@ -86,6 +86,17 @@ struct SaveRecordSQLTests {
                  Self.call(app, "SELECT 'read' AS outcome, revision FROM cutover.read_record('orders-status-code', '{\"id\": 43}')")]
             }
             #expect(refused == [.raised(.insufficientPrivilege, nil), .raised(.insufficientPrivilege, nil), .row("read", 1)])
+
+            // What a caller gets wrong is refused before anything is claimed.
+            let malformed = try await roles.asApplication { app in
+                [Self.call(app, Self.save("op-4", expected: 0).replacing(#"'{"id": 42}'"#, with: #"'{"id": 44, "tenant": 1}'"#)),
+                 Self.call(app, Self.save("op-4", expected: 0, columns: #"{"id": 45}"#)),
+                 Self.call(app, Self.save("op-4", expected: 0, columns: #"{"revision": 9}"#)),
+                 Self.call(app, Self.save("op-4", expected: 0).replacing("'orders-status-code'", with: "'no-such-plan'")),
+                 Self.call(app, Self.save("op-4", expected: 0, path: "sideways"))]
+            }
+            let invalid = Answer.raised(SQLState(rawValue: "22023"), nil)
+            #expect(malformed == [invalid, invalid, invalid, .raised(SQLState(rawValue: "CU006"), nil), invalid])
         }
     }
 }

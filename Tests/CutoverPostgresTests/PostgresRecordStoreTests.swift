@@ -240,6 +240,24 @@ struct PostgresRecordStoreTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
+    func aUUIDKeyedTableWithoutRevisionSavesOnBothPaths() async throws {
+        let db = try await RecordDatabase<RecordTokens>.make("records_uuid", table: .tokens, poolSize: 1)
+        let key = RecordKey(.uuid(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef))
+        func save(_ operation: String, expected: Int64, _ label: String) -> SaveRequest<RecordTokens> {
+            SaveRequest(operationScope: "s", operationID: operation, key: key, expectedRevision: expected, content: label)
+        }
+        let created = try await RecordAdapter(storage: db.store, path: .legacy).save(save("create", expected: 0, "quiet"))
+        let renamed = try await RecordAdapter(storage: db.store, path: .modern).save(save("rename", expected: created.revision, "loud"))
+        #expect(renamed.revision != created.revision)
+        let stored = try #require(try await db.store.record(key))
+        #expect(stored.revision == renamed.revision)
+        #expect(stored.columns == ["label": .text("loud"), "shout": .text("LOUD")])
+        let id = try await db.sql { try $0.query("SELECT id::text AS id FROM tokens")[0].decode(String.self, "id") }
+        #expect(id == "01234567-89ab-cdef-0123-456789abcdef")
+        await db.close()
+    }
+
+    @Test(.timeLimit(.minutes(3)))
     func outcomesAreCountedUnderTheEntitysPlan() async throws {
         let db = try await RecordDatabase<ContractOrders>.make("records_outcomes", table: .orders, poolSize: 1)
         let legacy = RecordAdapter(storage: db.store, path: .legacy)

@@ -17,6 +17,8 @@ enum RecordTable: String, Sendable, CaseIterable {
     case tenantNotes
     /// `orders` exactly as the example has it: no revision column, so the store uses `xmin`.
     case ordersWithoutRevision
+    /// `tokens(id uuid primary key, label text)`, a uuid key and no revision column, gaining `shout`.
+    case tokens
 
     /// How far the plan has taken the table.
     enum Layout: Sendable {
@@ -40,6 +42,7 @@ enum RecordTable: String, Sendable, CaseIterable {
         switch self {
         case .drafts: try Self.file("sql/drafts/baseline.sql")
         case .orders, .ordersWithoutRevision: try Self.file("examples/orders-status-code/schema.sql")
+        case .tokens: "CREATE TABLE tokens (id uuid PRIMARY KEY, label text NOT NULL)"
         case .tenantNotes: """
             CREATE TABLE notes (tenant_id bigint, id bigint, body text NOT NULL, revision bigint NOT NULL DEFAULT 1,
                                 PRIMARY KEY (tenant_id, id))
@@ -59,6 +62,10 @@ enum RecordTable: String, Sendable, CaseIterable {
             plan["operations"] = (plan["operations"] as? [Any] ?? [])
                 + [["add_column": ["name": "revision", "type": "bigint", "default": "1", "notNull": true]]]
             return String(decoding: try JSONSerialization.data(withJSONObject: plan), as: UTF8.self)
+        case .tokens: return """
+            {"format": 2, "name": "tokens", "table": "public.tokens", "key": "id", "columns": ["label"],
+             "operations": [{"add_column": {"name": "shout", "type": "text", "up": "upper(label)"}}]}
+            """
         case .tenantNotes: return """
             {"format": 2, "name": "tenant-notes", "table": "public.notes", "key": ["tenant_id", "id"], "revision": "revision",
              "operations": [{"alter_column": {"from": "body", "to": {"name": "body_text", "type": "text", "notNull": true},

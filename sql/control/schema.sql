@@ -17,7 +17,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- and binds the runner lease to the runner's own connection as well as to its server session;
 -- 6 keys the operation ledger, the outcome log and the reader registry by plan, so that two
 -- migrations in one database keep their operations, their counts and their readers apart, and
--- moves every earlier row to the drafts plan.
+-- moves every earlier row to the drafts plan; it registers each plan's entity
+-- (cutover.record_plans) and adds save_record, the save of any registered plan's table, whose
+-- ledger rows carry the record's key.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -33,12 +35,13 @@ CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
     scope text NOT NULL,
     operation_id text NOT NULL,
     fingerprint bytea NOT NULL,
-    draft_id text NOT NULL,
+    draft_id text,
     revision bigint NOT NULL,
     path text NOT NULL CHECK (path IN ('legacy', 'modern')),
     committed_at timestamptz NOT NULL DEFAULT now(),
     -- Last, where the upgrade from version 5 adds it, so that every installation has one layout.
     plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    record_key jsonb,
     PRIMARY KEY (plan, scope, operation_id)
 );
 
@@ -47,6 +50,12 @@ CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
 -- ledger recorded then, and the default keeps a drafts entry written as version 5 wrote it one.
 ALTER TABLE cutover.operation_ledger
     ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- The record an operation saved (version 6): save_draft's entries name their draft in draft_id,
+-- save_record's name theirs in record_key, a JSON object of the key's columns ({"id": 42}), and
+-- leave draft_id NULL.
+ALTER TABLE cutover.operation_ledger ADD COLUMN IF NOT EXISTS record_key jsonb;
+ALTER TABLE cutover.operation_ledger ALTER COLUMN draft_id DROP NOT NULL;
 
 CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
 
@@ -86,6 +95,33 @@ BEGIN
     END LOOP;
 END
 $plan_keys$;
+
+-- The entity each plan's saves write (version 6), for cutover.save_record: its table (schema-
+-- qualified), the columns of its key and its revision column (NULL: the row's xmin). Registered
+-- by cutover.register_record_plan, which only the schema's owner may call; the drafts plan's at
+-- install.
+CREATE TABLE IF NOT EXISTS cutover.record_plans (
+    plan text PRIMARY KEY CHECK (length(plan) BETWEEN 1 AND 255),
+    table_name text NOT NULL,
+    key_columns text[] NOT NULL CHECK (cardinality(key_columns) BETWEEN 1 AND 32),
+    revision_column text,
+    registered_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The statements cutover.save_record made for a plan's table in one shape (its oid, and the
+-- xmin of the pg_attribute row of each column the save names, which every change of that column
+-- renews: a type, a rename, a drop) and one set of columns: a save of the same shape and columns
+-- runs them without building them again.
+-- Written only by save_record (running as the owner); register_record_plan clears a plan's.
+CREATE TABLE IF NOT EXISTS cutover.record_statements (
+    plan text NOT NULL,
+    shape text NOT NULL,
+    columns text NOT NULL,
+    insert_sql text NOT NULL,
+    update_sql text NOT NULL,
+    current_sql text NOT NULL,
+    PRIMARY KEY (plan, shape, columns)
+);
 
 -- One row per migration plan: where it stands. The epoch grows with every change.
 CREATE TABLE IF NOT EXISTS cutover.migration_state (
@@ -585,13 +621,308 @@ BEGIN
 END
 $save$
 $create$, '@drafts@', v_table);
+    -- The drafts plan's entity, for cutover.save_record: the same table, keyed by id, with its
+    -- revision column. A registration made since (by phase init) stands.
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column)
+    VALUES ('drafts', v_table, ARRAY['id'], 'revision')
+    ON CONFLICT (plan) DO NOTHING;
 END
 $install_save$;
+
+-- Registers (or changes) the entity of plan p_plan for cutover.save_record: its table p_table
+-- (`name` or `schema.name`, as the plan gives it), the columns of its key p_key, and its revision
+-- column p_revision, or NULL to use the row's xmin. A table that exists must have every key
+-- column and a unique index on exactly those columns (save_record's INSERT … ON CONFLICT needs
+-- it), and a revision column it already has must be bigint; a table or revision column that
+-- does not exist yet is registered as named, for expand to create (22023 otherwise). Only the
+-- schema's owner may call it: `phase init` does for a declarative plan. An unqualified table is
+-- found on the caller's search_path (or, when it does not exist yet, put in its current schema).
+CREATE OR REPLACE FUNCTION cutover.register_record_plan(p_plan text, p_table text, p_key text[], p_revision text DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql AS $register$
+DECLARE
+    v_table regclass := to_regclass(p_table);
+    v_parts text[] := parse_ident(p_table);
+    v_name text;
+    v_missing text;
+BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 OR cardinality(p_key) NOT BETWEEN 1 AND 32
+       OR array_position(p_key, NULL) IS NOT NULL OR p_revision = ANY (p_key) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'register_record_plan: a plan of 1 to 255 characters and 1 to 32 key columns, none of them the revision column';
+    END IF;
+    IF v_table IS NULL THEN
+        v_name := CASE cardinality(v_parts) WHEN 1 THEN format('%I.%I', current_schema(), v_parts[1])
+                                             ELSE format('%I.%I', v_parts[1], v_parts[2]) END;
+    ELSE
+        SELECT format('%I.%I', n.nspname, c.relname) INTO v_name
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = v_table;
+        SELECT k INTO v_missing FROM unnest(p_key) AS k
+         WHERE NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = k AND a.attnum > 0 AND NOT a.attisdropped)
+         LIMIT 1;
+        IF v_missing IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('register_record_plan: %s has no key column %s', v_name, v_missing);
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_index i
+                        WHERE i.indrelid = v_table AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+                          AND (SELECT array_agg(a.attname::text ORDER BY a.attname) FROM pg_attribute a
+                                WHERE a.attrelid = v_table AND a.attnum = ANY (i.indkey::int2[]))
+                              = (SELECT array_agg(k ORDER BY k) FROM unnest(p_key) AS k)
+                          AND i.indnkeyatts = cardinality(p_key)) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('register_record_plan: %s has no unique index on exactly its key (%s)', v_name, array_to_string(p_key, ', '));
+        END IF;
+        IF EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = p_revision AND a.attnum > 0
+                      AND NOT a.attisdropped AND a.atttypid <> 'bigint'::regtype) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('register_record_plan: revision column %s of %s is not bigint', p_revision, v_name);
+        END IF;
+    END IF;
+    DELETE FROM cutover.record_statements s WHERE s.plan = p_plan;
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column)
+    VALUES (p_plan, v_name, p_key, p_revision)
+    ON CONFLICT (plan) DO UPDATE
+       SET table_name = EXCLUDED.table_name, key_columns = EXCLUDED.key_columns,
+           revision_column = EXCLUDED.revision_column, registered_at = now();
+END
+$register$;
+
+-- The save of any registered plan's entity (cutover.record_plans): claim the operation in that
+-- plan's ledger, then the conditional write, in the caller's transaction; the same outcomes as
+-- save_draft. Stable for callers in any language (docs/store.md has a psql and a Python example).
+--   p_key        the key's columns as a JSON object: {"id": 42}, {"tenant_id": 7, "id": 42}
+--   p_expected   the revision the caller read; 0 creates the record
+--   p_path       'legacy' or 'modern': the writer path whose format p_columns holds
+--   p_columns    the path's columns as a JSON object: {"status": "paid"} or {"status_code": 2};
+--                each value is read as its column's type (a JSON string or number as that
+--                type's text, null as NULL); neither a key column nor the revision column
+--   p_request    the canonical request (Swift's SaveRequest.canonicalEncoding); the ledger keeps
+--                only its sha256. NULL: the server fingerprints the plan, scope, operation ID,
+--                key, expected revision and columns instead, so that a retry replays only when
+--                it sends the same columns (the same path), and never matches a Swift save's
+--   p_lock_timeout_ms  bounds the wait for a save of the same operation or record in flight
+-- Returned: committed or replayed with the revision, or operationConflict (nothing written).
+-- Raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 a column of p_columns is not in the table: the path's format is not stored at this phase
+--   CU006 the plan's entity cannot be saved: not registered, its table or revision column missing
+--   22023 a parameter breaks its limits (scope and operation ID 1 to 255 characters, the key's
+--         columns exactly, a non-empty p_columns, p_expected >= 0, a known path)
+-- The revision is the registered revision column, which the save sets to 1 on INSERT and adds 1
+-- to on UPDATE; without one it is the row's xmin (a 32-bit transaction ID, compared for equality
+-- only; any write changes it, a plain-SQL one included). The modern path declares itself with
+-- cutover.writer = 'modern' for the write, so the plan's sync trigger derives the legacy columns;
+-- the legacy path's write is a legacy one, from which the trigger derives the modern columns.
+-- It runs as the schema's owner and writes, as the owner, the columns the caller names: grant
+-- EXECUTE only to roles that may write those tables. Its statements are put together per call
+-- (EXECUTE format(…)) from the registered names and the catalog's types, every value a parameter.
+-- The statements save_record runs for plan p_entity's table p_table in shape p_shape, writing
+-- the columns p_columns names (p_names, sorted): made from the catalog's types, checked, and kept
+-- in cutover.record_statements for the next save of the same shape and columns. CU004 when a
+-- column is not in the table (p_path's format is not stored), CU006 when a key or the revision
+-- column is missing. Internal to save_record.
+CREATE OR REPLACE FUNCTION cutover.record_statements_for(
+    p_entity cutover.record_plans, p_table regclass, p_shape text, p_names text, p_path text, p_columns jsonb)
+RETURNS cutover.record_statements LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $statements$
+DECLARE
+    v_types jsonb;
+    v_missing text;
+    v_revision text := CASE WHEN p_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                            ELSE format('t.%I', p_entity.revision_column) END;
+    v_match text;
+    v_made cutover.record_statements;
+BEGIN
+    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, a.atttypmod)) INTO v_types
+      FROM pg_attribute a
+     WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+       AND (a.attname = ANY (p_entity.key_columns) OR a.attname = p_entity.revision_column OR p_columns ? a.attname);
+    SELECT k INTO v_missing FROM unnest(p_entity.key_columns || p_entity.revision_column) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s has no column %s', p_entity.table_name, p_entity.plan, v_missing);
+    END IF;
+    SELECT k INTO v_missing FROM jsonb_object_keys(p_columns) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = format(CASE p_path
+            WHEN 'legacy' THEN '%s has no column %s: the legacy format is no longer stored (contract removed it); save through the modern writer'
+            ELSE '%s has no column %s: the modern format is not stored yet (run expand first); save through the legacy writer' END,
+            p_entity.table_name, v_missing);
+    END IF;
+    v_match := (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', k, k, v_types ->> k), ' AND ')
+                  FROM unnest(p_entity.key_columns) AS k);
+    v_made.plan := p_entity.plan;
+    v_made.shape := p_shape;
+    v_made.columns := p_names;
+    v_made.insert_sql := format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s',
+        p_table,
+        (SELECT string_agg(format('%I', c), ', ') FROM (
+            SELECT unnest(p_entity.key_columns) UNION ALL SELECT jsonb_object_keys(p_columns)
+            UNION ALL SELECT p_entity.revision_column WHERE p_entity.revision_column IS NOT NULL) AS n(c)),
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('($1 ->> %L)::%s', k, v_types ->> k) FROM unnest(p_entity.key_columns) AS k
+            UNION ALL SELECT format('($2 ->> %L)::%s', c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT '1' WHERE p_entity.revision_column IS NOT NULL) AS e(v)),
+        (SELECT string_agg(format('%I', k), ', ') FROM unnest(p_entity.key_columns) AS k),
+        v_revision);
+    v_made.update_sql := format('UPDATE %s AS t SET %s WHERE %s AND %s = $3 RETURNING %s',
+        p_table,
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('%I = ($2 ->> %L)::%s', c, c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT format('%1$I = t.%1$I + 1', p_entity.revision_column) WHERE p_entity.revision_column IS NOT NULL) AS s(v)),
+        v_match, v_revision, v_revision);
+    v_made.current_sql := format('SELECT %s FROM %s AS t WHERE %s', v_revision, p_table, v_match);
+    INSERT INTO cutover.record_statements VALUES (v_made.*) ON CONFLICT DO NOTHING;
+    RETURN v_made;
+END
+$statements$;
+
+CREATE OR REPLACE FUNCTION cutover.save_record(
+    p_plan text, p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
+    p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save_record$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+    v_shape text;
+    v_columns text;
+    v_statements cutover.record_statements;
+    v_key_count bigint;
+    v_fingerprint bytea;
+    v_stored_fingerprint bytea;
+    v_stored_revision bigint;
+    v_predicted bigint;
+    v_current bigint;
+    v_writer text;
+    v_setting text;
+BEGIN
+    IF p_lock_timeout_ms IS NOT NULL THEN
+        v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
+    END IF;
+    IF length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255
+       OR p_expected IS NULL OR p_expected < 0 OR p_path IS NULL OR p_path NOT IN ('legacy', 'modern')
+       OR jsonb_typeof(p_columns) IS DISTINCT FROM 'object' OR p_columns = '{}'::jsonb
+       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects';
+    END IF;
+
+    -- The plan's entity, its table's shape now, and the statements made for that shape and
+    -- these columns if a save made them before: one query, on indexes.
+    SELECT e.*, r.rel, sh.shape, c.names, (SELECT count(*) FROM jsonb_object_keys(p_key)),
+           st.plan, st.insert_sql, st.update_sql, st.current_sql
+      INTO v_entity.plan, v_entity.table_name, v_entity.key_columns, v_entity.revision_column, v_entity.registered_at,
+           v_table, v_shape, v_columns, v_key_count,
+           v_statements.plan, v_statements.insert_sql, v_statements.update_sql, v_statements.current_sql
+      FROM cutover.record_plans e
+     CROSS JOIN LATERAL (SELECT to_regclass(e.table_name) AS rel) r
+     CROSS JOIN LATERAL (SELECT string_agg(k, ',' ORDER BY k) AS names, array_agg(k) AS list FROM jsonb_object_keys(p_columns) AS k) c
+     CROSS JOIN LATERAL (SELECT r.rel::oid::text || ':' || string_agg(a.attname || '=' || a.xmin::text, ',' ORDER BY a.attname) AS shape
+                           FROM pg_attribute a
+                          WHERE a.attrelid = r.rel AND a.attname = ANY (e.key_columns || e.revision_column || c.list)) sh
+      LEFT JOIN cutover.record_statements st ON st.plan = e.plan AND st.shape = sh.shape AND st.columns = c.names
+     WHERE e.plan = p_plan;
+    IF v_entity.plan IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity (run phase init with the plan)', p_plan);
+    END IF;
+    IF NOT p_key ?& v_entity.key_columns OR v_key_count <> cardinality(v_entity.key_columns)
+       OR p_columns ?| (v_entity.key_columns || v_entity.revision_column) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision',
+                             array_to_string(v_entity.key_columns, ', '));
+    END IF;
+    IF v_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s does not exist', v_entity.table_name, p_plan);
+    END IF;
+    IF v_statements.plan IS NULL THEN
+        v_statements := cutover.record_statements_for(v_entity, v_table, v_shape, v_columns, p_path, p_columns);
+    END IF;
+
+    -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
+    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
+    v_fingerprint := sha256(coalesce(p_request, convert_to(
+        jsonb_build_array('cutover.save-record-sql.1', p_plan, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')));
+    v_predicted := CASE WHEN v_entity.revision_column IS NULL THEN (pg_current_xact_id()::text::numeric % 4294967296)::bigint
+                        WHEN p_expected = 0 THEN 1
+                        WHEN p_expected = 9223372036854775807 THEN 0
+                        ELSE p_expected + 1 END;
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+        VALUES (p_plan, p_scope, p_operation_id, v_fingerprint, p_key, v_predicted, p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.plan = p_plan AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    -- 2. The conditional write, declared as the path's writer for the sync trigger.
+    v_writer := current_setting('cutover.writer', true);
+    v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
+    IF p_expected = 0 THEN
+        EXECUTE v_statements.insert_sql INTO revision USING p_key, p_columns;
+    ELSIF v_entity.revision_column IS NULL OR p_expected < 9223372036854775807 THEN
+        EXECUTE v_statements.update_sql INTO revision USING p_key, p_columns, p_expected;
+    END IF;
+    v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
+    IF revision IS NOT NULL THEN
+        IF revision <> v_predicted THEN
+            UPDATE cutover.operation_ledger l SET revision = save_record.revision
+             WHERE l.plan = p_plan AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        END IF;
+        outcome := 'committed';
+        RETURN;
+    END IF;
+
+    -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    EXECUTE v_statements.current_sql INTO v_current USING p_key;
+    IF v_current IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+$save_record$;
+
+-- A record of a registered plan's entity as stored now: its revision (the revision column, or
+-- the row's xmin) and every column of its row as JSON; no row when there is none. p_key as for
+-- save_record. It runs as the schema's owner, like save_record, for roles granted EXECUTE.
+CREATE OR REPLACE FUNCTION cutover.read_record(p_plan text, p_key jsonb, OUT revision bigint, OUT columns jsonb)
+RETURNS SETOF record LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $read_record$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+BEGIN
+    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
+    v_table := to_regclass(v_entity.table_name);
+    IF v_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity with a table', p_plan);
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
+        CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
+        v_table,
+        (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', a.attname, a.attname, format_type(a.atttypid, a.atttypmod)), ' AND ')
+           FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = ANY (v_entity.key_columns) AND NOT a.attisdropped))
+    USING p_key;
+END
+$read_record$;
 
 -- Functions that run as the schema's owner are executable only by grant
 -- (sql/roles/grant_application.sql).
 REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.read_record(text, jsonb),
+    cutover.register_record_plan(text, text, text[], text),
+    cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text, text[], text),
@@ -608,10 +939,10 @@ BEGIN
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
-                             'runner_lease', 'reader_epochs')) <> 10 THEN
+                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements')) <> 12 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs and runner_lease in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans and record_statements in schema cutover';
     END IF;
 END
 $check$;
@@ -631,7 +962,8 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease') OR a.privilege_type <> 'SELECT')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements')
+                OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);
     END LOOP;

@@ -19,6 +19,8 @@ GRANT SELECT ON cutover.schema_version TO cutover_app;
 -- dropped in a later version; they are granted for applications that still call them.
 GRANT EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.read_record(text, jsonb),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
     cutover.reader_heartbeat(text, text, text, text, text[], text),

@@ -104,7 +104,8 @@ public final class PhaseRunner {
 
     // MARK: init
 
-    /// Installs or upgrades the control schema and creates the plan's state at baseline.
+    /// Installs or upgrades the control schema, creates the plan's state at baseline and, for
+    /// a declarative plan, registers its entity for the record store (``RecordPlanRegistry``).
     ///
     /// - Returns: what happened to the control schema, and whether the state was created.
     @discardableResult
@@ -112,6 +113,8 @@ public final class PhaseRunner {
         try requireOwnSession()
         let schema = try ControlSchema.install(on: connection)
         let created = try MigrationState.create(plan: plan.name, on: connection)
+        // A declarative plan declares its entity: its table, key and revision, for cutover.save_record.
+        if let declaration = source.compiled?.declaration { try RecordPlanRegistry.register(declaration, on: connection) }
         return (schema, created)
     }
 

@@ -47,26 +47,14 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
                 outcomeFlushInterval: Duration? = .seconds(5), logger: CutoverLogger = .disabled) async throws {
         self.pool = pool
         self.lockTimeout = lockTimeout
-        self.lockTimeoutBind = Int32(clamping: Int64((lockTimeout / .milliseconds(1)).rounded(.up))).postgresBind
+        self.lockTimeoutBind = SaveFunctionFailure.lockTimeoutMilliseconds(lockTimeout)
         try await pool.withConnection { try ControlSchema.verify(on: $0) }
         self.outcomes = OutcomeRecorder(pool: pool, plan: "drafts", flushInterval: outcomeFlushInterval, logger: logger)
     }
 
     /// Commits or replays one save; see ``DraftStorage``.
     public func commit(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
-        do {
-            let result = try await perform(request, write: write, path: path)
-            outcomes.record(result.outcome, on: path)
-            return result
-        } catch let failure as SaveFailure {
-            outcomes.record(failure.outcome, on: path)
-            throw failure
-        } catch {
-            // Outside the contract's outcomes (a lock timeout, a format the table does not hold,
-            // a connection that broke before anything could commit): nothing committed.
-            outcomes.recordError(on: path)
-            throw error
-        }
+        try await outcomes.counting(on: path, outcome: \.outcome) { try await perform(request, write: write, path: path) }
     }
 
     private func perform(_ request: SaveDraft, write: EncodedDraft, path: SavePath) async throws -> SaveResult {
@@ -124,21 +112,16 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
 
     /// Maps the save function's raised outcomes and the connection's failures to the contract.
     static func failure(for error: PostgresError, request: SaveDraft) -> any Error {
-        switch error.sqlState {
-        case .revisionConflict?:
-            guard let current = error.detail.flatMap({ Int64($0) }) else { return error }
-            return SaveFailure.conflict(expected: request.expectedRevision, current: current)
-        case .draftNotFound?: return SaveFailure.notFound
-        case .revisionExhausted?: return SaveFailure.exhausted
-        case .formatNotStored?: return DraftStoreError.formatNotStored(error.message)
-        case .unsupportedStoredFormat?:
-            return DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
-                                                       draftID: request.draftID, supported: [.v1, .v2])
-        case .lockNotAvailable?: return DraftStoreError.lockTimeout
-        default: break
+        SaveFunctionFailure.failure(for: error, expected: request.expectedRevision) { error in
+            switch error.sqlState {
+            case .formatNotStored?: DraftStoreError.formatNotStored(error.message)
+            case .unsupportedStoredFormat?:
+                DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
+                                                     draftID: request.draftID, supported: [.v1, .v2])
+            case .lockNotAvailable?: DraftStoreError.lockTimeout
+            default: nil
+            }
         }
-        if error.code == .outcomeUnknown { return SaveFailure.outcomeUnknown }
-        return error
     }
 }
 

@@ -1,7 +1,10 @@
 /// An order's status: text in the legacy `status` column, a smallint in `status_code`.
+///
+/// The first three are `examples/orders-status-code`'s ('new', 'paid', 'shipped' as 1, 2, 3),
+/// so that its sync trigger maps each as the codecs do.
 public enum OrderStatus: String, Sendable, Hashable, CaseIterable {
-    /// Code 1.
-    case pending
+    /// Code 1, stored as 'new'.
+    case pending = "new"
     /// Code 2.
     case paid
     /// Code 3.

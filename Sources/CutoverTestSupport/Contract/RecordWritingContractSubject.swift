@@ -18,4 +18,13 @@ public protocol RecordWritingContractSubject<Entity>: Sendable {
 
     /// The record as stored now, or nil.
     func storedRecord(_ key: RecordKey) async throws -> StoredRecord?
+
+    /// Whether a write in one format also sets the other format's columns (a table whose plan's
+    /// sync trigger derives them, from expand until contract), rather than leaving them as they were.
+    var synchronizesFormats: Bool { get }
+}
+
+extension RecordWritingContractSubject {
+    /// A store leaves the other format's columns as they were unless it says otherwise.
+    public var synchronizesFormats: Bool { false }
 }

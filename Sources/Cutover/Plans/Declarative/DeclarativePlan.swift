@@ -23,6 +23,9 @@
 /// - `table`: `name` or `schema.name`, each part 1 to 63 bytes.
 /// - `key`: the column, or the list of 1 to 32 columns, of a unique key the backfill walks in
 ///   order (the primary key, usually), of any orderable type.
+/// - `revision` (optional): the `bigint` column that the record store (`cutover.save_record`)
+///   compares a save's expected revision with and adds 1 to on each save, one the table has or
+///   an `add_column` adds; not a key column. Without it the store uses the row's `xmin`.
 /// - `columns` (optional): other existing columns the expressions read, such as `name` in
 ///   `'description for ' || name`; expand's checks make sure they exist.
 /// - `backfill` (optional): `batchSize`, `niceRatio`, `maxReplicaLag` as in format 1.
@@ -58,6 +61,8 @@ public struct DeclarativePlan: Sendable, Hashable {
     public let table: QualifiedName
     /// The key the backfill walks, in order.
     public let key: [String]
+    /// The revision column the record store checks and bumps, or nil for the row's `xmin`.
+    public let revision: String?
     /// Existing columns the expressions read and the plan does not change.
     public let columns: [String]
     /// A `LIKE` pattern over `application_name` marking legacy sessions.
@@ -85,12 +90,13 @@ public struct DeclarativePlan: Sendable, Hashable {
         }
     }
 
-    init(name: String, table: QualifiedName, key: [String], columns: [String], legacyApplicationPattern: String?,
-         modernWriterWindow: Duration, batchSize: Int, niceRatio: Double, maximumReplicaLag: Duration,
-         operations: [DeclarativeOperation], checks: [PlanStep.Kind: [PlanCheck]]) {
+    init(name: String, table: QualifiedName, key: [String], revision: String? = nil, columns: [String],
+         legacyApplicationPattern: String?, modernWriterWindow: Duration, batchSize: Int, niceRatio: Double,
+         maximumReplicaLag: Duration, operations: [DeclarativeOperation], checks: [PlanStep.Kind: [PlanCheck]]) {
         self.name = name
         self.table = table
         self.key = key
+        self.revision = revision
         self.columns = columns
         self.legacyApplicationPattern = legacyApplicationPattern
         self.modernWriterWindow = modernWriterWindow
@@ -103,7 +109,8 @@ public struct DeclarativePlan: Sendable, Hashable {
 
     /// The same plan with `checks` as its own checks.
     func with(checks: [PlanStep.Kind: [PlanCheck]]) -> DeclarativePlan {
-        DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: legacyApplicationPattern,
+        DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
+                        legacyApplicationPattern: legacyApplicationPattern,
                         modernWriterWindow: modernWriterWindow, batchSize: batchSize, niceRatio: niceRatio,
                         maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
     }

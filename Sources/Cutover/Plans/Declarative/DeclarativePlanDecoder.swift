@@ -2,7 +2,7 @@
 /// thing that breaks a rule, in document order; expressions' column references are checked
 /// last, once every operation has said which columns it names.
 enum DeclarativePlanDecoder {
-    private static let rootKeys = ["format", "name", "table", "key", "columns", "legacyApplicationPattern",
+    private static let rootKeys = ["format", "name", "table", "key", "revision", "columns", "legacyApplicationPattern",
                                    "modernWriterWindow", "backfill", "operations", "checks"]
     private static let backfillKeys = ["batchSize", "niceRatio", "maxReplicaLag"]
     private static let columnKeys = ["name", "type", "up", "default", "notNull", "unique", "check", "references"]
@@ -18,6 +18,11 @@ enum DeclarativePlanDecoder {
         let name = try root["name"].text(length: PlanLimits.nameLength)
         let table = try qualifiedName(root["table"])
         let key = try reader.claimList(root["key"], count: PlanLimits.keyColumnCount, as: .key)
+        let revision = try root.optional("revision").map { value throws(ManifestFault) in
+            let name = try identifier(value)
+            if key.contains(name) { throw value.fault(.repeatedColumn(name)) }
+            return name
+        }
         let columns = try root.optional("columns").map { value throws(ManifestFault) in
             try reader.claimList(value, count: 1...PlanLimits.maximumListCount, as: .read)
         } ?? []
@@ -43,7 +48,8 @@ enum DeclarativePlanDecoder {
         if operations.count > 1, let index = operations.firstIndex(where: { if case .renameTable = $0 { true } else { false } }) {
             throw ManifestValue(path: root["operations"].path.index(index), value: nil).fault(.renameNotAlone(count: operations.count))
         }
-        let plan = DeclarativePlan(name: name, table: table, key: key, columns: columns, legacyApplicationPattern: pattern,
+        let plan = DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
+                                   legacyApplicationPattern: pattern,
                                    modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
                                    maximumReplicaLag: replicaLag, operations: operations, checks: [:])
         guard let value = root.optional("checks") else { return plan }

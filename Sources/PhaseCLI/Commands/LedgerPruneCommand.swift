@@ -16,7 +16,7 @@ struct LedgerPruneCommand: PhaseCommand {
     static let allPlans = Flag("all-plans", help: "Prune every plan's ledger rows, not only the plan's (--plan).")
     static let spec = CommandSpec(
         "prune", abstract: "Delete the plan's ledger rows older than the retention, in batches.",
-        discussion: "Only the plan's own rows (--plan, the built-in drafts plan by default) unless --all-plans is given. "
+        discussion: "Only the plan's own rows (--plan, the built-in reference plan by default) unless --all-plans is given. "
             + "After a row is pruned its operation ID is new again: keep the retention longer than any client retries.",
         parameters: [Self.olderThan, Self.batchSize, Self.allPlans, StandardParameters.dryRun], command: Self.self)
 

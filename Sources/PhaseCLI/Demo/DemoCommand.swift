@@ -108,11 +108,11 @@ struct DemoCommand: PhaseCommand {
         let step = { (name: String, body: @escaping @Sendable (PhaseRunner) throws -> Any) async throws in
             try await following.step(name, fleet) { try await runner.step(name, body) }
         }
-        try await load(slice, modern, "baseline")
+        try await load(slice, modern, "baseline", on: .legacy)
 
         heading("expand: add the v2 document beside the title")
         try await step("expand") { try $0.run(.expand) }
-        try await load(slice, modern, "expanded")
+        try await load(slice, modern, "expanded", on: .legacy)
 
         heading("retire the old application versions: they read v1 only")
         for instance in old { await instance.retire() }
@@ -120,27 +120,27 @@ struct DemoCommand: PhaseCommand {
 
         heading("switch the fleet to the modern writer")
         try await step("switch modern") { try $0.run(.switchModern) }
-        try await load(slice, modern, "modern")
+        try await load(slice, modern, "modern", on: .modern)
 
         heading("backfill the rows that hold v1 only")
         let reporter = console.progress(label: "   backfill", total: nil, isQuiet: context.isQuiet)
         try await step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
         reporter.finish()
-        try await load(slice, modern, "backfilled")
+        try await load(slice, modern, "backfilled", on: .modern)
 
         heading("rollback drill: switch back to legacy, then forward again")
         ledger.setDrill(true)
         try await step("switch legacy") { try $0.run(.switchLegacy) }
-        try await load(slice, modern, "legacy again")
+        try await load(slice, modern, "legacy again", on: .legacy)
         try await step("switch modern") { try $0.run(.switchModern) }
         try await step("backfill") { try $0.run(.backfill) }
         ledger.setDrill(false)
         // Contract needs the modern writer alone, and no legacy write, for the window.
-        try await load(max(slice, DemoRunner.window + .milliseconds(500)), modern, "modern after the drill")
+        try await load(max(slice, DemoRunner.window + .milliseconds(500)), modern, "modern after the drill", on: .modern)
 
         heading("contract: remove the v1 representation (irreversible)")
         try await step("contract") { try $0.run(.contract) }
-        try await load(slice, modern, "contracted")
+        try await load(slice, modern, "contracted", on: .modern)
 
         for instance in modern where !(await finishes(within: .seconds(60), { await instance.stopLoad() })) {
             note("\(instance.name) did not finish its last save within 60s")
@@ -168,9 +168,18 @@ struct DemoCommand: PhaseCommand {
                           retriedUnknown: retries.unknown, conflicts: retries.conflicts, steps: runner.steps)
     }
 
-    /// Lets the fleet work for `span`, then prints what each path saw.
-    private func load(_ span: Duration, _ fleet: [ModernApplicationInstance], _ label: String) async throws {
+    /// Lets the fleet save for `span`, and on until every instance has saved down `path` since
+    /// this began (a loaded machine may take longer than the span), then says what it did.
+    private func load(_ span: Duration, _ fleet: [ModernApplicationInstance], _ label: String, on path: SavePath) async throws {
+        var before: [Int] = []
+        for instance in fleet { before.append(await instance.router.counts.calls(on: path)) }
         try await Task.sleep(for: span)
+        let deadline = ContinuousClock.now + .seconds(60)
+        for (instance, calls) in zip(fleet, before) {
+            while await instance.router.counts.calls(on: path) == calls, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
         var committed: [SavePath: Int] = [:]
         var other: [SavePath: Int] = [:]
         for instance in fleet {

@@ -42,7 +42,7 @@ struct FleetStandbyTests {
         let events = Events()
         // The state reaches the standby by replay; wait for it, bounded.
         var fleet: FleetWriterPath?
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(90)
         while fleet == nil {
             do {
                 fleet = try await FleetWriterPath.start(configuration: standby.configuration(applicationName: "standby-fleet"), plan: "drafts",
@@ -99,7 +99,7 @@ struct FleetStandbyTests {
         let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(applicationName: "fleet-reads"), plan: "drafts",
                                                     listening: .direct(db.database.configuration(applicationName: "fleet-listen")),
                                                     pollInterval: .seconds(600))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !fleet.health.isListening, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(fleet.health.isListening)
         let database = db.database

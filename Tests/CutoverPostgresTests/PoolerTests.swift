@@ -107,7 +107,7 @@ struct PoolerTests {
         let save = Task { try await writer.save(edit) }
         // The server connection PgBouncer gave the save, found waiting on the row lock.
         let database = db.database
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(90)
         var terminated = false
         while !terminated, ContinuousClock.now < deadline {
             terminated = try await onThread {

@@ -39,7 +39,7 @@ struct StandbyLagCeilingTests {
     /// Waits, bounded, until `standby` has replayed everything `primary` has written so far.
     private func waitForReplay(_ standby: PostgresConnection, of primary: PostgresConnection) throws {
         let lsn = try primary.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn")
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(90)
         while try !standby.query("SELECT pg_last_wal_replay_lsn() >= \(lsn)::pg_lsn AS done")[0].decode(Bool.self, "done") {
             guard ContinuousClock.now < deadline else { throw PostgresError(code: .unexpectedResponse, message: "the standby never replayed \(lsn)") }
             Thread.sleep(forTimeInterval: 0.05)

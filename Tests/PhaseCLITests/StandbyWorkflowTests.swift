@@ -38,7 +38,7 @@ struct StandbyWorkflowTests {
     /// Waits, bounded, until `query` on `configuration`'s server returns true.
     private static func wait(until query: String, on configuration: PostgresConfiguration) throws {
         let connection = try PostgresConnection(configuration: configuration)
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(90)
         while try !connection.query(PostgresQuery(unsafeSQL: query))[0].decode(Bool.self, at: 0) {
             guard ContinuousClock.now < deadline else { throw PostgresError(code: .unexpectedResponse, message: "never true: \(query)") }
             Thread.sleep(forTimeInterval: 0.05)

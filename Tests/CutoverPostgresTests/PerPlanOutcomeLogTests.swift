@@ -1,5 +1,5 @@
 import Cutover
-@testable import CutoverPostgres
+import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient

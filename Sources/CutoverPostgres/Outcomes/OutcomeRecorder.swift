@@ -68,8 +68,28 @@ public final class OutcomeRecorder: Sendable {
     private let flusher = Mutex<Task<Void, Never>?>(nil)
     private let clock: @Sendable () -> Date
 
+    /// A recorder of `plan`'s outcomes, for a writer of the application's own that is not one
+    /// of Cutover's stores: count each save's outcome with ``record(_:on:)`` (or
+    /// ``recordError(on:)``) and `phase observe` judges them with the stores' counts.
+    ///
+    /// ```swift
+    /// let outcomes = OutcomeRecorder(pool: pool, plan: "orders-status-code")
+    /// outcomes.record(.committed, on: .modern)
+    /// try await outcomes.close()   // before the process exits: writes what is left
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - plan: the plan whose saves these are, as `phase --plan` names it.
+    ///   - flushInterval: how often the counts are written in the background; nil writes them
+    ///     only when ``flush()`` is called.
+    ///   - logger: hears of each background flush that fails.
+    public convenience init(pool: PostgresPool, plan: String, flushInterval: Duration? = .seconds(5),
+                            logger: CutoverLogger = .disabled) {
+        self.init(pool: pool, plan: plan, flushInterval: flushInterval, logger: logger, clock: Date.init)
+    }
+
     init(pool: PostgresPool, plan: String, flushInterval: Duration?, logger: CutoverLogger = .disabled,
-         clock: @escaping @Sendable () -> Date = Date.init) {
+         clock: @escaping @Sendable () -> Date) {
         self.pool = pool
         self.plan = plan
         self.clock = clock

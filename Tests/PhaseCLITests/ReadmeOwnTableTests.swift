@@ -3,6 +3,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import PostgresFaults
 import Testing
 
 /// README.md's "Your own table": its ``OrderService`` (ReadmeOrderService.swift, the README's
@@ -102,6 +103,38 @@ struct ReadmeOwnTableTests {
         let ledger = try await ledgerRows(example)
         try await expectEverySaveKept(saves, ledger: ledger, services: services, stretches: stretches)
         for service in services { try await service.stop() }
+    }
+
+    /// A reply to COMMIT lost on the way to the service: its save of the order retries the same
+    /// request, which the ledger replays, so that the caller gets the revision that committed, once.
+    @Test(.timeLimit(.minutes(3)))
+    func aLostReplyToCommitIsRetriedWithTheSameOperationIDAndReplayed() async throws {
+        let example = try await ExampleDatabase.make(.ordersStatusCode)
+        try await example.phase("init")
+        let (proxy, proxied) = try example.database.throughLossyProxy()
+        let service = try await OrderService(databaseURL: proxied, instanceID: "orders-1")
+        let created = try await service.setStatus(of: 3_000_001, to: .new, expecting: 0, operationID: "orders-1-create")
+        guard case .saved(let revision) = created else {
+            Issue.record("creating the order: \(created)")
+            return
+        }
+        proxy.loseNextReplyToCommit()
+        let paid = try await service.setStatus(of: 3_000_001, to: .paid, expecting: revision, operationID: "orders-1-pay")
+        #expect(proxy.lostReplyCount == 1)
+        let counts = await service.router.counts
+        #expect(counts.count(of: .outcomeUnknown, on: .legacy) == 1 && counts.count(of: .replayed, on: .legacy) == 1,
+                "\(counts.outcomes(on: .legacy))")
+        let ledger = try await ledgerRows(example)
+        #expect(ledger.count == 2)
+        guard case .saved(let paidRevision) = paid else {
+            Issue.record("paying the order: \(paid)")
+            return
+        }
+        #expect(ledger["orders-1-pay"] == LedgerRow(order: 3_000_001, revision: paidRevision, path: .legacy))
+        let read = try await service.status(of: 3_000_001)
+        #expect(read?.status == .paid && read?.revision == paidRevision, "the order reads \(String(describing: read))")
+        try await service.stop()
+        proxy.stop()
     }
 
     /// Each outcome the README's service handles, once, on an order of its own: a create, its

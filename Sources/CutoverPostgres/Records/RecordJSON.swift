@@ -2,8 +2,9 @@ import Cutover
 
 /// The JSON objects `cutover.save_record` and `cutover.read_record` take: a record's key and a
 /// format's columns, each value the JSON its column's type reads (a number for bigint and
-/// integers, a string for text and uuid, `true`/`false`, `null`).
-enum RecordJSON {
+/// integers, a string for text and uuid, `true`/`false`, `null`). Package-wide, so that the
+/// benchmark gives pgbench exactly what the store sends.
+package enum RecordJSON {
     /// `{"tenant_id": 7, "id": 42}`: the key's parts under their columns' names.
     static func key(_ key: RecordKey, columns: [RecordKeyColumn]) -> [UInt8] {
         object(zip(columns, key.parts).map { column, part in
@@ -15,7 +16,7 @@ enum RecordJSON {
     }
 
     /// `{"status": "paid"}`: a format's column values, in name order.
-    static func columns(_ values: [String: RecordColumnValue]) -> [UInt8] {
+    package static func columns(_ values: [String: RecordColumnValue]) -> [UInt8] {
         object(values.sorted { $0.key < $1.key }.map { name, value in
             switch value {
             case .null: (name, "null")

@@ -1,6 +1,6 @@
 -- Baseline of "save, N clients": the textbook conditional save, as an application would
 -- write it by hand with prepared statements and no Cutover: claim the operation in the
--- ledger, update the draft only at the expected revision, commit. Four round trips.
+-- drafts plan's ledger, update the draft only at the expected revision, commit. Four round trips.
 --
 -- Each pgbench client owns one draft (ID :round * 1000 + client) created at revision 1 by
 -- the benchmark, and saves its next revision every transaction; the draft's ID is the
@@ -10,9 +10,9 @@
 \set rev :rev + 1
 \set draft :round * 1000 + :client_id
 BEGIN;
-INSERT INTO cutover.operation_ledger (scope, operation_id, fingerprint, draft_id, revision, path)
-VALUES (:draft, :rev, sha256(:request::bytea), :draft, :rev + 1, :path)
-ON CONFLICT (scope, operation_id) DO NOTHING;
+INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
+VALUES ('drafts', :draft, :rev, sha256(:request::bytea), :draft, :rev + 1, :path)
+ON CONFLICT (plan, scope, operation_id) DO NOTHING;
 UPDATE drafts SET title = :title, document = :document::jsonb, revision = revision + 1
  WHERE id = :draft::text AND revision = :rev;
 COMMIT;

@@ -1,4 +1,5 @@
 import CutoverPostgres
+import Foundation
 import PostgresClient
 
 /// A database of the benchmark's server, made afresh for one scenario.
@@ -36,10 +37,28 @@ struct BenchDatabase: Sendable {
     /// Applies the built-in drafts plan's expand files, each in one exchange as the runner
     /// would, without the runner's bookkeeping.
     static func expandBuiltInPlan(on connection: PostgresConnection) throws {
-        let source = try PlanSource.builtIn()
+        try expand(PlanSource.builtIn(), on: connection)
+    }
+
+    /// Applies `source`'s expand files, each in one exchange as the runner would, without the
+    /// runner's bookkeeping.
+    static func expand(_ source: PlanSource, on connection: PostgresConnection) throws {
         for file in source.plan.step(.expand)?.apply(onServerVersionNumber: connection.serverVersion) ?? [] {
             try connection.execute(unsafeSQL: source.text(file.path))
         }
+    }
+
+    /// Makes `examples/orders-status-code`'s `orders` table, registers the plan's entity as
+    /// `phase init` does, and expands it; the control schema must be installed.
+    static func createExpandedOrders(on connection: PostgresConnection) throws {
+        let folder = BenchOptions.repositoryRoot.appendingPathComponent("examples/orders-status-code").path
+        let source = try PlanSource.folder(folder)
+        try connection.execute(unsafeSQL: try String(contentsOfFile: folder + "/schema.sql", encoding: .utf8))
+        guard let declaration = source.compiled?.declaration else {
+            throw BenchError("\(folder)/plan.json is not a declarative plan")
+        }
+        try RecordPlanRegistry.register(declaration, on: connection)
+        try expand(source, on: connection)
     }
 
     func drop() async {

@@ -144,7 +144,11 @@ struct BenchOptions: Sendable {
 
     /// `Benchmarks/` beside `Sources/`, found from this file's place in the repository.
     static var defaultScriptsDirectory: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Benchmarks").path
+        repositoryRoot.appendingPathComponent("Benchmarks").path
+    }
+
+    /// The repository this file is in: where `Benchmarks/` and `examples/` are.
+    static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 }

@@ -32,10 +32,11 @@ struct BenchReport: Sendable, Encodable {
         case mode, startedAt = "started_at", machine, scenarios
     }
 
-    /// The table: one line per scenario.
+    /// The table: one line per scenario; the server's CPU time per save of each side where the
+    /// benchmark could read it (its own cluster's processes, from `/proc`).
     var table: String {
         let header = ["scenario", "ours", "baseline", "ratio", "goal", "met", "p50 ours", "p99 ours",
-                      "p50 base", "p99 base", "rows", "duration"]
+                      "p50 base", "p99 base", "server µs/op ours", "server µs/op base", "rows", "duration"]
         var lines = [header]
         for result in scenarios {
             let met = result.isMet.map { $0 ? "yes" : "NO" } ?? "—"
@@ -45,6 +46,8 @@ struct BenchReport: Sendable, Encodable {
                 result.ratio.map(Format.ratio) ?? "—", result.goal.text, met,
                 Format.milliseconds(result.latencyOurs?.p50), Format.milliseconds(result.latencyOurs?.p99),
                 Format.milliseconds(result.latencyBaseline?.p50), Format.milliseconds(result.latencyBaseline?.p99),
+                result.extra["server_cpu_us_per_save_ours"].map(Format.number) ?? "—",
+                result.extra["server_cpu_us_per_save_baseline"].map(Format.number) ?? "—",
                 Format.number(Double(result.rows)), String(format: "%.1f s", result.duration),
             ])
         }

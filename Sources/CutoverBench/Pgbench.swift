@@ -60,7 +60,9 @@ struct Pgbench: Sendable {
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, !text.contains("aborted"), let processed = Self.number(after: "actually processed: ", in: text),
               let tps = Self.number(after: "tps = ", in: text) else {
-            let tail = text.split(separator: "\n").filter { $0.contains("error") || $0.contains("ERROR") }.prefix(3)
+            let lines = text.split(separator: "\n")
+            let errors = lines.filter { $0.contains("error") || $0.contains("ERROR") }
+            let tail = (errors.isEmpty ? lines.suffix(3) : errors.prefix(3))
             throw BenchError("pgbench \(script) failed (status \(status)): \(tail.joined(separator: " | "))")
         }
         if let failed = Self.number(after: "number of failed transactions: ", in: text), failed > 0 {

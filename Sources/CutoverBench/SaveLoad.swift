@@ -2,14 +2,14 @@ import Cutover
 import Foundation
 import Synchronization
 
-/// Clients that save drafts through a writer concurrently, each its own drafts in turn, and
+/// Clients that save records through a writer concurrently, each its own records in turn, and
 /// time every save.
 ///
-/// Each save is the next revision of one of the client's drafts, with the draft's ID as the
+/// Each save is the next revision of one of the client's records, with the record's key as the
 /// operation scope and the expected revision as the operation ID, so that every save is a new
-/// operation that commits. The drafts must exist at the revisions the clients start from.
+/// operation that commits. The records must exist at the revisions the clients start from.
 struct SaveLoad: Sendable {
-    /// One client's drafts, the revision each is at, and which it saves next.
+    /// One client's records (their keys as text), the revision each is at, and which it saves next.
     struct Client: Sendable {
         var draftIDs: [String]
         var revisions: [Int64]
@@ -32,11 +32,46 @@ struct SaveLoad: Sendable {
         var savesPerSecond: Double { elapsed > .zero ? Double(saves) / elapsed.seconds : 0 }
     }
 
-    let writer: any ReportingDraftWriting
-    let content: DraftContent
+    /// One save of the record `key` at `revision`, the client's `sequence`th: the revision it
+    /// committed or replayed, and whether it committed.
+    typealias Save = @Sendable (_ key: String, _ revision: Int64, _ sequence: Int) async throws
+        -> (revision: Int64, isCommitted: Bool)
+
+    let save: Save
     var clients: [Client]
     /// Where the clients run between their awaits; nil for Swift's cooperative threads.
     var executor: (any TaskExecutor)? = nil
+
+    /// Clients saving through `save`.
+    init(clients: [Client], executor: (any TaskExecutor)? = nil, save: @escaping Save) {
+        self.save = save
+        self.clients = clients
+        self.executor = executor
+    }
+
+    /// Clients saving `content` to drafts through a drafts writer.
+    init(writer: any ReportingDraftWriting, content: DraftContent, clients: [Client], executor: (any TaskExecutor)? = nil) {
+        self.init(clients: clients, executor: executor) { draftID, revision, _ in
+            let saved = try await writer.saveReportingOutcome(SaveDraft(
+                operationScope: draftID, operationID: String(revision), draftID: draftID, expectedRevision: revision,
+                content: content))
+            if case .committed = saved { return (saved.saved.revision, true) }
+            return (saved.saved.revision, false)
+        }
+    }
+
+    /// Clients saving records of `Writer.Entity` through `writer`, the content of each save made
+    /// from the client's sequence number; keys are made from their text by `key`.
+    init<Writer: RecordWriting>(writer: Writer, clients: [Client], executor: (any TaskExecutor)? = nil,
+                                key: @escaping @Sendable (String) -> RecordKey,
+                                content: @escaping @Sendable (Int) -> Writer.Entity.Content) {
+        self.init(clients: clients, executor: executor) { keyText, revision, sequence in
+            let saved = try await writer.saveReportingOutcome(SaveRequest<Writer.Entity>(
+                operationScope: keyText, operationID: String(revision), key: key(keyText), expectedRevision: revision,
+                content: content(sequence)))
+            return (saved.saved.revision, saved.outcome == .committed)
+        }
+    }
 
     /// Saves until `deadline` or until `stop` is raised, whichever comes first. With a `pace`,
     /// each client saves on average once per `pace`, at random moments (exponential gaps, as
@@ -45,13 +80,12 @@ struct SaveLoad: Sendable {
     mutating func run(until deadline: ContinuousClock.Instant, stop: StopSignal? = nil,
                       pace: Duration? = nil) async -> Result {
         let started = ContinuousClock.now
-        let (writer, content, executor) = (writer, content, executor)
+        let (save, executor) = (save, executor)
         let finished = await withTaskGroup(of: (Int, Client, Result).self) { group in
             for (index, client) in clients.enumerated() {
                 group.addTask(executorPreference: executor) {
                     var client = client
-                    let result = await Self.save(&client, writer: writer, content: content, deadline: deadline,
-                                                 stop: stop, pace: pace)
+                    let result = await Self.run(&client, save: save, deadline: deadline, stop: stop, pace: pace)
                     return (index, client, result)
                 }
             }
@@ -71,25 +105,24 @@ struct SaveLoad: Sendable {
         return total
     }
 
-    private static func save(_ client: inout Client, writer: any ReportingDraftWriting, content: DraftContent,
-                             deadline: ContinuousClock.Instant, stop: StopSignal?, pace: Duration?) async -> Result {
+    private static func run(_ client: inout Client, save: Save, deadline: ContinuousClock.Instant, stop: StopSignal?,
+                            pace: Duration?) async -> Result {
         var result = Result()
         var milliseconds: [Double] = []
         milliseconds.reserveCapacity(4096)
         var due = ContinuousClock.now
         while ContinuousClock.now < deadline && stop?.isRaised != true {
-            let slot = client.next % client.draftIDs.count
+            let sequence = client.next
+            let slot = sequence % client.draftIDs.count
             client.next += 1
             let draftID = client.draftIDs[slot]
             let revision = client.revisions[slot]
-            let request = SaveDraft(operationScope: draftID, operationID: String(revision), draftID: draftID,
-                                    expectedRevision: revision, content: content)
             let began = ContinuousClock.now
             do {
-                let saved = try await writer.saveReportingOutcome(request)
+                let saved = try await save(draftID, revision, sequence)
                 milliseconds.append((ContinuousClock.now - began).milliseconds)
-                client.revisions[slot] = saved.saved.revision
-                if case .committed = saved {
+                client.revisions[slot] = saved.revision
+                if saved.isCommitted {
                     result.saves += 1
                 } else {
                     // Every save here is a new operation: a replay means the ledger still held it.

@@ -46,6 +46,8 @@ struct BenchDatabase: Sendable {
         for file in source.plan.step(.expand)?.apply(onServerVersionNumber: connection.serverVersion) ?? [] {
             try connection.execute(unsafeSQL: source.text(file.path))
         }
+        // As the runner does with the step's last file: the plan's save function, made for the new columns.
+        try RecordPlanRegistry.remakeSave(plan: source.plan.name, on: connection)
     }
 
     /// Makes `examples/orders-status-code`'s `orders` table, registers the plan's entity as

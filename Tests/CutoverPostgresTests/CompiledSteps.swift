@@ -17,6 +17,8 @@ struct CompiledSteps {
         let files = revert ? step.revert(onServerVersionNumber: connection.serverVersion)
             : step.apply(onServerVersionNumber: connection.serverVersion)
         for file in files { try connection.execute(unsafeSQL: compiled.fileTexts[file.path] ?? "") }
+        // As the runner does with the step's last file: the plan's save function, made for the table's new columns.
+        try RecordPlanRegistry.remakeSave(plan: plan.name, on: connection)
     }
 
     /// Runs backfill batches of `batchSize` until none is left, and returns the rows remaining by its count.

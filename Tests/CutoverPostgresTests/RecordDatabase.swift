@@ -10,15 +10,25 @@ struct RecordDatabase<Entity: RecordEntity>: Sendable {
     let store: PostgresRecordStore<Entity>
 
     static func make(_ label: String, table: RecordTable, layout: RecordTable.Layout = .expanded,
-                     poolSize: Int = 8) async throws -> RecordDatabase {
-        try await make(on: try await TestPostgres.database(label), table: table, layout: layout, poolSize: poolSize)
+                     poolSize: Int = 8, statementsPerCall: Bool = false) async throws -> RecordDatabase {
+        try await make(on: try await TestPostgres.database(label), table: table, layout: layout, poolSize: poolSize,
+                       statementsPerCall: statementsPerCall)
     }
 
     /// - Parameters:
     ///   - connectionString: where the store's pool connects (a proxy) instead of the database.
+    ///   - statementsPerCall: whether the plan's registration names no writer's columns, so
+    ///     that every save goes to `cutover.save_record_dynamic`.
     static func make(on database: TestDatabase, table: RecordTable, layout: RecordTable.Layout = .expanded, poolSize: Int = 8,
-                     connectionString: String? = nil) async throws -> RecordDatabase {
-        try await onThread { try table.prepare(on: try database.connect(), layout: layout) }
+                     connectionString: String? = nil, statementsPerCall: Bool = false) async throws -> RecordDatabase {
+        try await onThread {
+            let connection = try database.connect()
+            try table.prepare(on: connection, layout: layout)
+            if statementsPerCall {
+                try connection.query("UPDATE cutover.record_plans SET legacy_columns = NULL, modern_columns = NULL WHERE plan = \(Entity.planName)")
+                try RecordPlanRegistry.remakeSave(plan: Entity.planName, on: connection)
+            }
+        }
         let configuration = PostgresConfiguration(connectionString: connectionString ?? database.connectionString,
                                                   applicationName: "cutover-record-test", connectTimeout: TestPostgres.connectTimeout)
         // As StoreDatabase: a loaded machine may keep the last of many racing saves waiting

@@ -79,13 +79,19 @@ struct SaveRecordSQLTests {
             #expect(ledger == [#"op-1 {"id": 42} 1 modern"#, #"op-2 {"id": 42} 2 legacy"#, #"op-3 {"id": 43} 1 modern"#])
 
             // The application may save and read, and nothing more: not register a plan's entity,
-            // not write the ledger or the registry itself.
+            // not write the ledger or the registry itself, not read a registration but the name
+            // of its plan's own save function, which it may call as save_record does.
             let refused = try await roles.asApplication { app in
                 [Self.call(app, "SELECT 'x' AS outcome, NULL::bigint AS revision FROM cutover.register_record_plan('orders-status-code', 'orders', '{status}')"),
-                 Self.call(app, "SELECT 'x' AS outcome, NULL::bigint AS revision FROM cutover.record_plans"),
-                 Self.call(app, "SELECT 'read' AS outcome, revision FROM cutover.read_record('orders-status-code', '{\"id\": 43}')")]
+                 Self.call(app, "SELECT table_name AS outcome, NULL::bigint AS revision FROM cutover.record_plans"),
+                 Self.call(app, "SELECT 'read' AS outcome, revision FROM cutover.read_record('orders-status-code', '{\"id\": 43}')"),
+                 Self.call(app, "SELECT save_function AS outcome, NULL::bigint AS revision FROM cutover.record_plans WHERE plan = 'orders-status-code'"),
+                 Self.call(app, #"SELECT outcome, revision FROM cutover.save_record_orders_status_code('shop-1', 'op-5', '{"id": 43}', 1, 'modern', '{"status_code": 3}')"#),
+                 Self.call(app, "SELECT 'x' AS outcome, NULL::bigint AS revision FROM cutover.make_record_save('orders-status-code')")]
             }
-            #expect(refused == [.raised(.insufficientPrivilege, nil), .raised(.insufficientPrivilege, nil), .row("read", 1)])
+            #expect(refused == [.raised(.insufficientPrivilege, nil), .raised(.insufficientPrivilege, nil), .row("read", 1),
+                                .row("cutover.save_record_orders_status_code", nil), .row("committed", 2),
+                                .raised(.insufficientPrivilege, nil)])
 
             // What a caller gets wrong is refused before anything is claimed.
             let malformed = try await roles.asApplication { app in

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 6.
+-- Cutover's control schema, version 7.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -19,7 +19,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- migrations in one database keep their operations, their counts and their readers apart, and
 -- moves every earlier row to the drafts plan; it registers each plan's entity
 -- (cutover.record_plans) and adds save_record, the save of any registered plan's table, whose
--- ledger rows carry the record's key.
+-- ledger rows carry the record's key; 7 makes each registered plan a save function of its own,
+-- written out for its table (cutover.make_record_save), which save_record calls, and registers
+-- the columns each writer path writes.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -105,14 +107,24 @@ CREATE TABLE IF NOT EXISTS cutover.record_plans (
     table_name text NOT NULL,
     key_columns text[] NOT NULL CHECK (cardinality(key_columns) BETWEEN 1 AND 32),
     revision_column text,
-    registered_at timestamptz NOT NULL DEFAULT now()
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    legacy_columns text[],
+    modern_columns text[],
+    save_function text
 );
 
--- The statements cutover.save_record made for a plan's table in one shape (its oid, and the
+-- The columns each writer path writes, as the plan declares them, and the save function made
+-- for the plan's table from them (version 7): cutover.make_record_save.
+ALTER TABLE cutover.record_plans
+    ADD COLUMN IF NOT EXISTS legacy_columns text[],
+    ADD COLUMN IF NOT EXISTS modern_columns text[],
+    ADD COLUMN IF NOT EXISTS save_function text;
+
+-- The statements cutover.save_record_dynamic made for a plan's table in one shape (its oid, and the
 -- xmin of the pg_attribute row of each column the save names, which every change of that column
 -- renews: a type, a rename, a drop) and one set of columns: a save of the same shape and columns
 -- runs them without building them again.
--- Written only by save_record (running as the owner); register_record_plan clears a plan's.
+-- Written only by save_record_dynamic (running as the owner); register_record_plan clears a plan's.
 CREATE TABLE IF NOT EXISTS cutover.record_statements (
     plan text NOT NULL,
     shape text NOT NULL,
@@ -623,21 +635,26 @@ $save$
 $create$, '@drafts@', v_table);
     -- The drafts plan's entity, for cutover.save_record: the same table, keyed by id, with its
     -- revision column. A registration made since (by phase init) stands.
-    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column)
-    VALUES ('drafts', v_table, ARRAY['id'], 'revision')
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column, legacy_columns, modern_columns)
+    VALUES ('drafts', v_table, ARRAY['id'], 'revision', ARRAY['title'], ARRAY['document'])
     ON CONFLICT (plan) DO NOTHING;
 END
 $install_save$;
 
 -- Registers (or changes) the entity of plan p_plan for cutover.save_record: its table p_table
--- (`name` or `schema.name`, as the plan gives it), the columns of its key p_key, and its revision
--- column p_revision, or NULL to use the row's xmin. A table that exists must have every key
+-- (`name` or `schema.name`, as the plan gives it), the columns of its key p_key, its revision
+-- column p_revision, or NULL to use the row's xmin, and the columns its legacy and its modern
+-- writer write (p_legacy, p_modern; NULL for none), for which it makes the plan's own save
+-- function (make_record_save). A table that exists must have every key
 -- column and a unique index on exactly those columns (save_record's INSERT … ON CONFLICT needs
 -- it), and a revision column it already has must be bigint; a table or revision column that
 -- does not exist yet is registered as named, for expand to create (22023 otherwise). Only the
 -- schema's owner may call it: `phase init` does for a declarative plan. An unqualified table is
 -- found on the caller's search_path (or, when it does not exist yet, put in its current schema).
-CREATE OR REPLACE FUNCTION cutover.register_record_plan(p_plan text, p_table text, p_key text[], p_revision text DEFAULT NULL)
+DROP FUNCTION IF EXISTS cutover.register_record_plan(text, text, text[], text);
+CREATE OR REPLACE FUNCTION cutover.register_record_plan(
+    p_plan text, p_table text, p_key text[], p_revision text DEFAULT NULL,
+    p_legacy text[] DEFAULT NULL, p_modern text[] DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql AS $register$
 DECLARE
     v_table regclass := to_regclass(p_table);
@@ -677,48 +694,21 @@ BEGIN
         END IF;
     END IF;
     DELETE FROM cutover.record_statements s WHERE s.plan = p_plan;
-    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column)
-    VALUES (p_plan, v_name, p_key, p_revision)
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column, legacy_columns, modern_columns)
+    VALUES (p_plan, v_name, p_key, p_revision, p_legacy, p_modern)
     ON CONFLICT (plan) DO UPDATE
        SET table_name = EXCLUDED.table_name, key_columns = EXCLUDED.key_columns,
-           revision_column = EXCLUDED.revision_column, registered_at = now();
+           revision_column = EXCLUDED.revision_column, legacy_columns = EXCLUDED.legacy_columns,
+           modern_columns = EXCLUDED.modern_columns, registered_at = now();
+    PERFORM cutover.make_record_save(p_plan);
 END
 $register$;
 
--- The save of any registered plan's entity (cutover.record_plans): claim the operation in that
--- plan's ledger, then the conditional write, in the caller's transaction; the same outcomes as
--- save_draft. Stable for callers in any language (docs/store.md has a psql and a Python example).
---   p_key        the key's columns as a JSON object: {"id": 42}, {"tenant_id": 7, "id": 42}
---   p_expected   the revision the caller read; 0 creates the record
---   p_path       'legacy' or 'modern': the writer path whose format p_columns holds
---   p_columns    the path's columns as a JSON object: {"status": "paid"} or {"status_code": 2};
---                each value is read as its column's type (a JSON string or number as that
---                type's text, null as NULL); neither a key column nor the revision column
---   p_request    the canonical request (Swift's SaveRequest.canonicalEncoding); the ledger keeps
---                only its sha256. NULL: the server fingerprints the plan, scope, operation ID,
---                key, expected revision and columns instead, so that a retry replays only when
---                it sends the same columns (the same path), and never matches a Swift save's
---   p_lock_timeout_ms  bounds the wait for a save of the same operation or record in flight
--- Returned: committed or replayed with the revision, or operationConflict (nothing written).
--- Raised, so that the caller's transaction rolls back the claim with everything else:
---   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
---   CU004 a column of p_columns is not in the table: the path's format is not stored at this phase
---   CU006 the plan's entity cannot be saved: not registered, its table or revision column missing
---   22023 a parameter breaks its limits (scope and operation ID 1 to 255 characters, the key's
---         columns exactly, a non-empty p_columns, p_expected >= 0, a known path)
--- The revision is the registered revision column, which the save sets to 1 on INSERT and adds 1
--- to on UPDATE; without one it is the row's xmin (a 32-bit transaction ID, compared for equality
--- only; any write changes it, a plain-SQL one included). The modern path declares itself with
--- cutover.writer = 'modern' for the write, so the plan's sync trigger derives the legacy columns;
--- the legacy path's write is a legacy one, from which the trigger derives the modern columns.
--- It runs as the schema's owner and writes, as the owner, the columns the caller names: grant
--- EXECUTE only to roles that may write those tables. Its statements are put together per call
--- (EXECUTE format(…)) from the registered names and the catalog's types, every value a parameter.
--- The statements save_record runs for plan p_entity's table p_table in shape p_shape, writing
+-- The statements save_record_dynamic runs for plan p_entity's table p_table in shape p_shape, writing
 -- the columns p_columns names (p_names, sorted): made from the catalog's types, checked, and kept
 -- in cutover.record_statements for the next save of the same shape and columns. CU004 when a
 -- column is not in the table (p_path's format is not stored), CU006 when a key or the revision
--- column is missing. Internal to save_record.
+-- column is missing. Internal to save_record_dynamic.
 CREATE OR REPLACE FUNCTION cutover.record_statements_for(
     p_entity cutover.record_plans, p_table regclass, p_shape text, p_names text, p_path text, p_columns jsonb)
 RETURNS cutover.record_statements LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $statements$
@@ -730,7 +720,7 @@ DECLARE
     v_match text;
     v_made cutover.record_statements;
 BEGIN
-    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, a.atttypmod)) INTO v_types
+    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, NULL)) INTO v_types
       FROM pg_attribute a
      WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
        AND (a.attname = ANY (p_entity.key_columns) OR a.attname = p_entity.revision_column OR p_columns ? a.attname);
@@ -773,18 +763,26 @@ BEGIN
 END
 $statements$;
 
-CREATE OR REPLACE FUNCTION cutover.save_record(
-    p_plan text, p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
+-- The text of a save function: save_record_dynamic's, and each plan's that make_record_save
+-- makes. What they share is written here once: the checks of the parameters, the claim in the
+-- ledger, the write declared as the path's writer, and the outcome when nothing was written.
+--   p_function   its name; p_plan its plan, as an SQL expression: p_plan (a parameter that comes
+--                first, for save_record_dynamic) or a plan's name as a literal
+--   p_declare    its own variables; p_prepare what it does before the claim (what to write,
+--                or a return when another function saves); p_predicted the revision the write
+--                will commit, as an expression; p_write the write, setting revision when it
+--                applied; p_current the statement reading the current revision into v_current
+CREATE OR REPLACE FUNCTION cutover.record_save_source(
+    p_function text, p_plan text, p_declare text, p_prepare text, p_predicted text, p_write text, p_current text)
+RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $source$
+-- The body's dollar quote is made of the md5 of all that goes into it, which none of it can hold.
+SELECT format($template$
+CREATE OR REPLACE FUNCTION %1$s(%2$s
+    p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
     p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
     OUT outcome text, OUT revision bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save_record$
-DECLARE
-    v_entity cutover.record_plans;
-    v_table regclass;
-    v_shape text;
-    v_columns text;
-    v_statements cutover.record_statements;
-    v_key_count bigint;
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %9$s
+DECLARE%3$s
     v_fingerprint bytea;
     v_stored_fingerprint bytea;
     v_stored_revision bigint;
@@ -803,11 +801,83 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects';
     END IF;
+%4$s
 
+    -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
+    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
+    v_fingerprint := sha256(coalesce(p_request, convert_to(
+        jsonb_build_array('cutover.save-record-sql.1', %5$s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')));
+    v_predicted := %6$s;
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+        VALUES (%5$s, p_scope, p_operation_id, v_fingerprint, p_key, v_predicted, p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    -- 2. The conditional write, declared as the path's writer for the sync trigger.
+    v_writer := current_setting('cutover.writer', true);
+    v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
+%7$s
+    v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
+    IF revision IS NOT NULL THEN
+        IF revision <> v_predicted THEN
+            v_current := revision;
+            UPDATE cutover.operation_ledger l SET revision = v_current
+             WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        END IF;
+        outcome := 'committed';
+        RETURN;
+    END IF;
+
+    -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    %8$s
+    IF v_current IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+%9$s
+$template$,
+    p_function, CASE WHEN p_plan = 'p_plan' THEN ' p_plan text,' ELSE '' END, p_declare, p_prepare, p_plan,
+    p_predicted, p_write, p_current,
+    '$save_' || md5(concat_ws(',', p_function, p_plan, p_declare, p_prepare, p_predicted, p_write, p_current)) || '$')
+$source$;
+
+-- save_record's work for any shape of the table and any columns, its statements put together
+-- per call from the registration and the catalog (cutover.record_statements_for): the same
+-- parameters, outcomes and errors as save_record. Internal to save_record and the functions
+-- make_record_save makes.
+DO $save_record_dynamic$
+BEGIN
+    EXECUTE cutover.record_save_source('cutover.save_record_dynamic', 'p_plan',
+        $declare$
+    v_entity cutover.record_plans;
+    v_table regclass;
+    v_shape text;
+    v_columns text;
+    v_statements cutover.record_statements;
+    v_key_count bigint;$declare$,
+        $prepare$
     -- The plan's entity, its table's shape now, and the statements made for that shape and
     -- these columns if a save made them before: one query, on indexes.
-    SELECT e.*, r.rel, sh.shape, c.names, (SELECT count(*) FROM jsonb_object_keys(p_key)),
-           st.plan, st.insert_sql, st.update_sql, st.current_sql
+    SELECT e.plan, e.table_name, e.key_columns, e.revision_column, e.registered_at, r.rel, sh.shape, c.names,
+           (SELECT count(*) FROM jsonb_object_keys(p_key)), st.plan, st.insert_sql, st.update_sql, st.current_sql
       INTO v_entity.plan, v_entity.table_name, v_entity.key_columns, v_entity.revision_column, v_entity.registered_at,
            v_table, v_shape, v_columns, v_key_count,
            v_statements.plan, v_statements.insert_sql, v_statements.update_sql, v_statements.current_sql
@@ -833,64 +903,238 @@ BEGIN
     END IF;
     IF v_statements.plan IS NULL THEN
         v_statements := cutover.record_statements_for(v_entity, v_table, v_shape, v_columns, p_path, p_columns);
-    END IF;
-
-    -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
-    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
-    v_fingerprint := sha256(coalesce(p_request, convert_to(
-        jsonb_build_array('cutover.save-record-sql.1', p_plan, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')));
-    v_predicted := CASE WHEN v_entity.revision_column IS NULL THEN (pg_current_xact_id()::text::numeric % 4294967296)::bigint
+    END IF;$prepare$,
+        $predicted$CASE WHEN v_entity.revision_column IS NULL THEN (pg_current_xact_id()::text::numeric % 4294967296)::bigint
                         WHEN p_expected = 0 THEN 1
                         WHEN p_expected = 9223372036854775807 THEN 0
-                        ELSE p_expected + 1 END;
-    FOR attempt IN 1..3 LOOP
-        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
-        VALUES (p_plan, p_scope, p_operation_id, v_fingerprint, p_key, v_predicted, p_path)
-        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
-        EXIT WHEN FOUND;
-        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
-          FROM cutover.operation_ledger l
-         WHERE l.plan = p_plan AND l.scope = p_scope AND l.operation_id = p_operation_id;
-        IF FOUND THEN
-            IF v_stored_fingerprint = v_fingerprint THEN
-                outcome := 'replayed';
-                revision := v_stored_revision;
-            ELSE
-                outcome := 'operationConflict';
-            END IF;
-            RETURN;
-        END IF;
-    END LOOP;
-
-    -- 2. The conditional write, declared as the path's writer for the sync trigger.
-    v_writer := current_setting('cutover.writer', true);
-    v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
+                        ELSE p_expected + 1 END$predicted$,
+        $write$
     IF p_expected = 0 THEN
         EXECUTE v_statements.insert_sql INTO revision USING p_key, p_columns;
     ELSIF v_entity.revision_column IS NULL OR p_expected < 9223372036854775807 THEN
         EXECUTE v_statements.update_sql INTO revision USING p_key, p_columns, p_expected;
-    END IF;
-    v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
-    IF revision IS NOT NULL THEN
-        IF revision <> v_predicted THEN
-            UPDATE cutover.operation_ledger l SET revision = save_record.revision
-             WHERE l.plan = p_plan AND l.scope = p_scope AND l.operation_id = p_operation_id;
-        END IF;
-        outcome := 'committed';
-        RETURN;
-    END IF;
+    END IF;$write$,
+        $current$EXECUTE v_statements.current_sql INTO v_current USING p_key;$current$);
+END
+$save_record_dynamic$;
 
-    -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
-    EXECUTE v_statements.current_sql INTO v_current USING p_key;
-    IF v_current IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
-    ELSIF v_current = p_expected THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+-- The save of any registered plan's entity (cutover.record_plans): claim the operation in that
+-- plan's ledger, then the conditional write, in the caller's transaction; the same outcomes as
+-- save_draft. Stable for callers in any language (docs/store.md has a psql and a Python example).
+--   p_key        the key's columns as a JSON object: {"id": 42}, {"tenant_id": 7, "id": 42}
+--   p_expected   the revision the caller read; 0 creates the record
+--   p_path       'legacy' or 'modern': the writer path whose format p_columns holds
+--   p_columns    the path's columns as a JSON object: {"status": "paid"} or {"status_code": 2};
+--                each value is read as its column's type (a JSON string or number as that
+--                type's text, null as NULL); neither a key column nor the revision column
+--   p_request    the canonical request (Swift's SaveRequest.canonicalEncoding); the ledger keeps
+--                only its sha256. NULL: the server fingerprints the plan, scope, operation ID,
+--                key, expected revision and columns instead, so that a retry replays only when
+--                it sends the same columns (the same path), and never matches a Swift save's
+--   p_lock_timeout_ms  bounds the wait for a save of the same operation or record in flight
+-- Returned: committed or replayed with the revision, or operationConflict (nothing written).
+-- Raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 a column of p_columns is not in the table: the path's format is not stored at this phase
+--   CU006 the plan's entity cannot be saved: not registered, its table or revision column missing
+--   22023 a parameter breaks its limits (scope and operation ID 1 to 255 characters, the key's
+--         columns exactly, a non-empty p_columns, p_expected >= 0, a known path)
+-- The revision is the registered revision column, which the save sets to 1 on INSERT and adds 1
+-- to on UPDATE; without one it is the row's xmin (a 32-bit transaction ID, compared for equality
+-- only; any write changes it, a plain-SQL one included). The modern path declares itself with
+-- cutover.writer = 'modern' for the write, so the plan's sync trigger derives the legacy columns;
+-- the legacy path's write is a legacy one, from which the trigger derives the modern columns.
+-- It runs as the schema's owner and writes, as the owner, the columns the caller names: grant
+-- EXECUTE only to roles that may write those tables. It calls the plan's own save function
+-- (cutover.make_record_save), whose statements are written out for the table and planned once
+-- per session; before one is made, and for a save it was not made for, save_record_dynamic,
+-- which puts its statements together per call from the registered names and the catalog's
+-- types. Every value is a parameter either way.
+CREATE OR REPLACE FUNCTION cutover.save_record(
+    p_plan text, p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
+    p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save_entry$
+DECLARE
+    v_function text;
+BEGIN
+    SELECT e.save_function INTO v_function FROM cutover.record_plans e WHERE e.plan = p_plan;
+    IF v_function IS NULL THEN
+        SELECT d.outcome, d.revision INTO outcome, revision
+          FROM cutover.save_record_dynamic(p_plan, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+                                           p_request, p_lock_timeout_ms) AS d;
     ELSE
-        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+        EXECUTE format('SELECT f.outcome, f.revision FROM %s($1, $2, $3, $4, $5, $6, $7, $8) AS f', v_function)
+           INTO outcome, revision
+          USING p_scope, p_operation_id, p_key, p_expected, p_path, p_columns, p_request, p_lock_timeout_ms;
     END IF;
 END
-$save_record$;
+$save_entry$;
+
+-- Makes (or makes again) plan p_plan's own save function, cutover.save_record_<plan>, from its
+-- registration and its table as it is now, and returns its name; NULL, dropping any made before,
+-- when the table does not exist. cutover.save_record calls it for every save of the plan.
+--
+-- It is save_record_dynamic's work with its statements written out for the table: for each
+-- writer path the plan declares columns for (record_plans.legacy_columns and modern_columns)
+-- and the table holds now, an INSERT and a conditional UPDATE of exactly those columns, with
+-- the key's and the columns' types of the catalog. PL/pgSQL plans each once per session, where
+-- save_record_dynamic builds and plans its statements at every call. A save whose columns are
+-- another set, or a table that no longer holds a path's columns, its key or its revision, goes
+-- to save_record_dynamic, which gives the same outcomes, errors included: a function made
+-- before a change of the table is slower, never wrong. The phase runner makes it again in the
+-- transaction of every step that changes the table (expand, contract and their reverts);
+-- register_record_plan and the installer also do. A column whose type has changed since (by
+-- hand) sends its saves to save_record_dynamic too, until this is called again. Values are read
+-- as their column's type without its modifier, so that the column's own length or precision
+-- applies as in any INSERT or UPDATE (a value too long for varchar(n) fails; it is not cut).
+-- Only the schema's owner may call it; the function it makes runs as the owner, like save_record,
+-- and is executable by the roles granted save_record, which may call it directly (the Swift
+-- store does, to spare save_record's EXECUTE).
+CREATE OR REPLACE FUNCTION cutover.make_record_save(p_plan text)
+RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $make$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+    v_name text;
+    v_types jsonb;
+    v_type_ids jsonb;
+    v_keys text[];
+    v_guarded text[];
+    v_revision text;
+    v_match text;
+    v_set text[];
+    v_choose text := '';
+    v_write text := '';
+    v_branch integer := 0;
+    v_path integer;
+    v_grantee text;
+BEGIN
+    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('make_record_save: plan %s is not registered', p_plan);
+    END IF;
+    v_table := to_regclass(v_entity.table_name);
+    v_keys := v_entity.key_columns;
+    v_guarded := array_remove(v_keys || v_entity.revision_column, NULL);
+    IF v_table IS NOT NULL THEN
+        -- The type of every column that may be written: not generated, not an identity column
+        -- that refuses values.
+        SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, NULL)), jsonb_object_agg(a.attname, a.atttypid::bigint)
+          INTO v_types, v_type_ids
+          FROM pg_attribute a
+         WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped
+           AND a.attgenerated = '' AND a.attidentity <> 'a';
+    END IF;
+    IF v_table IS NULL OR v_types IS NULL OR NOT v_types ?& v_guarded THEN
+        IF v_entity.save_function IS NOT NULL THEN
+            EXECUTE format('DROP FUNCTION IF EXISTS %s(text, text, jsonb, bigint, text, jsonb, bytea, integer)', v_entity.save_function);
+            UPDATE cutover.record_plans e SET save_function = NULL WHERE e.plan = p_plan;
+        END IF;
+        RETURN NULL;
+    END IF;
+
+    -- A name of its own, kept once given: save_record_<the plan, lower case, letters and digits>,
+    -- with a part of the plan's md5 when another plan's function has that name.
+    v_name := v_entity.save_function;
+    IF v_name IS NULL THEN
+        v_name := 'save_record_' || left(trim(both '_' FROM regexp_replace(lower(p_plan), '[^a-z0-9]+', '_', 'g')), 40);
+        IF EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = 'cutover'::regnamespace AND f.proname = v_name) THEN
+            v_name := v_name || '_' || left(md5(p_plan), 8);
+        END IF;
+        v_name := format('cutover.%I', v_name);
+    END IF;
+
+    v_revision := CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                       ELSE format('t.%I', v_entity.revision_column) END;
+    v_match := (SELECT string_agg(format('t.%I = (p_key ->> %L)::%s', k, k, v_types ->> k), ' AND ') FROM unnest(v_keys) AS k);
+
+    -- One branch per writer path's columns that the table holds, none of them the key or the revision.
+    FOR v_path IN 1..2 LOOP
+        v_set := coalesce(CASE v_path WHEN 1 THEN v_entity.legacy_columns ELSE v_entity.modern_columns END, '{}');
+        CONTINUE WHEN cardinality(v_set) = 0 OR NOT v_types ?& v_set OR v_set && v_guarded;
+        v_branch := v_branch + 1;
+        -- Chosen when the save names exactly these columns and the table holds them, and its
+        -- key's, revision's and these columns' types are still those written out.
+        -- The types are read from a row of NULLs that a join to no row of the table gives: a
+        -- query on the table, whose plan is made again when the table changes.
+        v_choose := v_choose || format($choose$
+        ELSIF p_columns ?& %1$L::text[] AND (p_columns - %1$L::text[]) = '{}'::jsonb AND v_present ?& %1$L::text[] THEN
+            SELECT %3$s INTO v_same FROM (SELECT) AS one LEFT JOIN %4$s AS t ON false;
+            IF v_same THEN
+                v_branch := %2$s;
+            END IF;$choose$, v_set, v_branch,
+            (SELECT string_agg(format('pg_typeof(t.%I) = %s::regtype', c, v_type_ids ->> c), ' AND ')
+               FROM unnest(v_guarded || v_set) AS c),
+            v_table);
+        v_write := v_write || format($write$
+    ELSIF v_branch = %1$s AND p_expected = 0 THEN
+        INSERT INTO %2$s AS t (%3$s) VALUES (%4$s) ON CONFLICT (%5$s) DO NOTHING RETURNING %6$s INTO revision;
+    ELSIF v_branch = %1$s AND %7$s THEN
+        UPDATE %2$s AS t SET %8$s WHERE %9$s AND %6$s = p_expected RETURNING %6$s INTO revision;$write$,
+            v_branch, v_table,
+            (SELECT string_agg(format('%I', c), ', ') FROM unnest(v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL)) AS c),
+            (SELECT string_agg(v, ', ') FROM (
+                SELECT format('(p_key ->> %L)::%s', k, v_types ->> k) FROM unnest(v_keys) AS k
+                UNION ALL SELECT format('(p_columns ->> %L)::%s', c, v_types ->> c) FROM unnest(v_set) AS c
+                UNION ALL SELECT '1' WHERE v_entity.revision_column IS NOT NULL) AS e(v)),
+            (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_keys) AS k),
+            v_revision,
+            CASE WHEN v_entity.revision_column IS NULL THEN 'true' ELSE 'p_expected < 9223372036854775807' END,
+            (SELECT string_agg(v, ', ') FROM (
+                SELECT format('%I = (p_columns ->> %L)::%s', c, c, v_types ->> c) FROM unnest(v_set) AS c
+                UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
+            v_match);
+    END LOOP;
+
+    EXECUTE cutover.record_save_source(v_name, quote_literal(p_plan),
+        $declare$
+    v_shape record;
+    v_present jsonb;
+    v_same boolean;
+    v_branch integer := 0;$declare$,
+        format($prepare$
+    IF NOT p_key ?& %1$s OR (p_key - %1$s) <> '{}'::jsonb OR p_columns ?| %2$s THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = %3$L;
+    END IF;
+    -- A plan's save, made by cutover.make_record_save. Which columns the table holds now: the
+    -- row of a row-less query, whose plan is made again whenever the table changes. A save this
+    -- function was not made for goes to save_record_dynamic.
+    IF to_regclass(%5$L) IS NOT NULL THEN
+        SELECT * INTO v_shape FROM %6$s WHERE false;
+        v_present := to_jsonb(v_shape);
+        IF NOT v_present ?& %2$s THEN
+            v_branch := 0;%7$s
+        END IF;
+    END IF;
+    IF v_branch = 0 THEN
+        SELECT d.outcome, d.revision INTO outcome, revision
+          FROM cutover.save_record_dynamic(%8$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+                                           p_request, p_lock_timeout_ms) AS d;
+        RETURN;
+    END IF;$prepare$,
+            quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]',
+            format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
+            NULL, v_entity.table_name, v_table, v_choose, p_plan),
+        CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
+             ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
+        format(E'    IF false THEN\n        NULL;%s\n    END IF;', v_write),
+        format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
+    -- Executable by exactly the roles that may call save_record (sql/roles/grant_application.sql
+    -- grants both), so that a store may call it without save_record's dispatch.
+    EXECUTE format('REVOKE ALL ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) FROM PUBLIC', v_name);
+    FOR v_grantee IN
+        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+          FROM pg_proc f CROSS JOIN LATERAL aclexplode(f.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+         WHERE f.oid = 'cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer)'::regprocedure
+           AND a.privilege_type = 'EXECUTE' AND a.grantee <> f.proowner
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO %s', v_name, v_grantee);
+    END LOOP;
+    UPDATE cutover.record_plans e SET save_function = v_name WHERE e.plan = p_plan;
+    RETURN v_name;
+END
+$make$;
 
 -- A record of a registered plan's entity as stored now: its revision (the revision column, or
 -- the row's xmin) and every column of its row as JSON; no row when there is none. p_key as for
@@ -909,7 +1153,7 @@ BEGIN
     RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
         CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
         v_table,
-        (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', a.attname, a.attname, format_type(a.atttypid, a.atttypmod)), ' AND ')
+        (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', a.attname, a.attname, format_type(a.atttypid, NULL)), ' AND ')
            FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = ANY (v_entity.key_columns) AND NOT a.attisdropped))
     USING p_key;
 END
@@ -920,8 +1164,11 @@ $read_record$;
 REVOKE EXECUTE ON FUNCTION
     cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.save_record_dynamic(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.make_record_save(text),
+    cutover.record_save_source(text, text, text, text, text, text, text),
     cutover.read_record(text, jsonb),
-    cutover.register_record_plan(text, text, text[], text),
+    cutover.register_record_plan(text, text, text[], text, text[], text[]),
     cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),
     cutover.record_outcomes(text, text[], text[], bigint[]),
     cutover.record_outcomes(text[], text[], bigint[]),
@@ -969,3 +1216,11 @@ BEGIN
     END LOOP;
 END
 $revoke$;
+
+-- Every registered plan's save function, made (again) for its table as it is now: the upgrade
+-- to version 7 makes the first ones. The drafts plan registered by version 6 gets the columns of
+-- its writer paths; another plan registered then gets them from the next `phase init`.
+UPDATE cutover.record_plans e SET legacy_columns = ARRAY['title'], modern_columns = ARRAY['document']
+ WHERE e.plan = 'drafts' AND e.legacy_columns IS NULL AND e.modern_columns IS NULL
+   AND e.key_columns = ARRAY['id'] AND e.revision_column = 'revision';
+SELECT cutover.make_record_save(e.plan) FROM cutover.record_plans e ORDER BY e.plan;

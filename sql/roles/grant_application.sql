@@ -30,8 +30,24 @@ GRANT EXECUTE ON FUNCTION
     cutover.reader_follows(text, text, text, bigint)
   TO cutover_app;
 
--- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant).
+-- Each plan's own save function (cutover.make_record_save), which save_record calls and the
+-- record store calls directly: the same save. Functions made after this file ran are granted to
+-- the roles granted save_record then.
+DO $grant_saves$
+DECLARE
+    v_function text;
+BEGIN
+    FOR v_function IN SELECT e.save_function FROM cutover.record_plans e WHERE e.save_function IS NOT NULL LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO cutover_app',
+                       v_function);
+    END LOOP;
+END
+$grant_saves$;
+
+-- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant);
+-- PostgresRecordStore reads the name of its plan's save function.
 GRANT SELECT ON cutover.migration_state TO cutover_app;
+GRANT SELECT (plan, save_function) ON cutover.record_plans TO cutover_app;
 
 -- Nobody else may call the toolkit's functions.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA cutover FROM PUBLIC;

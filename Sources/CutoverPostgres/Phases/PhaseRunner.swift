@@ -332,6 +332,9 @@ public final class PhaseRunner {
             }
             epoch = try self.advance(from: state, to: target, attempt: attempt, checksum: combined.joined(separator: ","),
                                      on: connection)
+            // The step changed the table: the plan's save function is made again for it, with the
+            // change of phase, so that saves run statements written for the table's new columns.
+            try RecordPlanRegistry.remakeSave(plan: self.plan.name, on: connection)
         }
         for (index, file) in files.enumerated() {
             if options.isStopRequested() { throw PhaseRunnerError.stopped(step: step.name, before: file.path) }

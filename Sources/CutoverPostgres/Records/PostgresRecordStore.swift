@@ -1,11 +1,12 @@
 import Cutover
 import PostgresClient
+import Synchronization
 
 /// The durable commit boundary for any plan's entity: its table and the plan's operation ledger in PostgreSQL.
 ///
 /// What ``PostgresDraftStore`` is for drafts, for every ``RecordEntity``. Each save is one
-/// transaction at READ COMMITTED sent in one round trip (BEGIN, a call of
-/// `cutover.save_record` and COMMIT, pipelined): the function claims (scope, operation ID) in
+/// transaction at READ COMMITTED sent in one round trip (BEGIN, a call of the plan's own save
+/// function or of `cutover.save_record`, and COMMIT, pipelined): the function claims (scope, operation ID) in
 /// the entity's plan's ledger first, replaying an identical request's result (same sha256 of
 /// ``SaveRequest/canonicalEncoding``, whichever path sent it) or refusing a different one
 /// with ``SaveFailure/operationConflict``, and then writes conditionally on the expected
@@ -36,6 +37,10 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
     /// the same record still in flight) before giving up with ``RecordStoreError/lockTimeout``.
     public let lockTimeout: Duration
     private let lockTimeoutBind: PostgresBind
+    /// The call of the plan's own save function (`cutover.make_record_save`), read from the
+    /// plan's registration when the store is made; nil to call `cutover.save_record`, which
+    /// calls the same function for one more statement's cost.
+    private let ownSaveSQL: Mutex<String?>
 
     /// Counts of outcomes per path and minute, written to `cutover.outcome_log` under the
     /// entity's plan in the background, for `phase observe`.
@@ -56,8 +61,37 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         self.pool = pool
         self.lockTimeout = lockTimeout
         lockTimeoutBind = SaveFunctionFailure.lockTimeoutMilliseconds(lockTimeout)
-        try await pool.withConnection { try ControlSchema.verify(on: $0) }
+        let function = try await pool.withConnection { connection in
+            try ControlSchema.verify(on: connection)
+            return try Self.ownSaveFunction(on: connection, logger: logger)
+        }
+        ownSaveSQL = Mutex(function.map(Self.ownSaveSQL))
         outcomes = OutcomeRecorder(pool: pool, plan: Entity.planName, flushInterval: outcomeFlushInterval, logger: logger)
+    }
+
+    /// The plan's own save function as its registration names it, or nil when it has none yet
+    /// or the role may not read the registration (sql/roles/grant_application.sql grants it).
+    private static func ownSaveFunction(on connection: PostgresConnection, logger: CutoverLogger) throws -> String? {
+        let name: String?
+        do {
+            name = try connection.query(
+                "SELECT save_function FROM cutover.record_plans WHERE plan = \(Entity.planName)"
+            ).first?.decode(String?.self, "save_function")
+        } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
+            logger.log(.notice, "record store: the role may not read the plan's registration; saves call cutover.save_record",
+                       metadata: ["plan": Entity.planName])
+            return nil
+        }
+        // Made by make_record_save: cutover.save_record_ and lower-case letters, digits and underscores.
+        guard let name, name.hasPrefix("cutover.save_record_"),
+              name.utf8.dropFirst("cutover.".utf8.count).allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F })
+        else { return nil }
+        return name
+    }
+
+    /// The call of `function`: the parameters of ``saveSQL`` without the plan.
+    static func ownSaveSQL(_ function: String) -> String {
+        "SELECT outcome, revision FROM \(function)($1, $2, $3, $4, $5, $6, $7, $8)"
     }
 
     /// Commits or replays one save, and counts its outcome; see ``RecordStorage``.
@@ -69,16 +103,27 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
     private func perform(_ request: SaveRequest<Entity>, write: [String: RecordColumnValue], path: SavePath) async throws
         -> RecordSaveResult<Entity> {
         try request.validate()
-        let query = PostgresQuery(unsafeSQL: Self.saveSQL, binds: [
-            Entity.planName.postgresBind, request.operationScope.postgresBind, request.operationID.postgresBind,
+        let binds = [
+            request.operationScope.postgresBind, request.operationID.postgresBind,
             PostgresBind(utf8Text: RecordJSON.key(request.key, columns: Entity.keyColumns), type: .jsonb),
             request.expectedRevision.postgresBind, path.rawValue.postgresBind,
             PostgresBind(utf8Text: RecordJSON.columns(write), type: .jsonb),
             PostgresBind(bytea: request.canonicalEncoding), lockTimeoutBind,
-        ])
+        ]
         let row: PostgresRow
         do {
-            row = try await pool.pipelinedTransaction(query)[0]
+            if let own = ownSaveSQL.withLock({ $0 }) {
+                do {
+                    row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: own, binds: binds))[0]
+                } catch let error as PostgresError where error.sqlState == .undefinedFunction || error.sqlState == .insufficientPrivilege {
+                    // The function is gone (its table was dropped) or not granted: the call never
+                    // ran, so nothing was claimed, and the same save goes through save_record.
+                    ownSaveSQL.withLock { $0 = nil }
+                    row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]
+                }
+            } else {
+                row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]
+            }
         } catch let error as PostgresError {
             throw Self.failure(for: error, expected: request.expectedRevision)
         }

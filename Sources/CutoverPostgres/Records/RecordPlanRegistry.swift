@@ -11,23 +11,42 @@ import PostgresClient
 /// try RecordPlanRegistry.register(plan, on: migratorConnection)
 /// ```
 public enum RecordPlanRegistry {
-    /// Registers (or changes) the entity of a declarative plan: its table, its key and its
-    /// ``DeclarativePlan/revision`` column (the row's `xmin` when it names none).
+    /// Registers (or changes) the entity of a declarative plan: its table, its key, its
+    /// ``DeclarativePlan/revision`` column (the row's `xmin` when it names none) and its
+    /// ``DeclarativePlan/writerColumns``; the control schema then makes the plan's own save
+    /// function for its table.
     ///
     /// - Throws: a ``PostgresError`` (SQLSTATE 22023) naming the problem when the table
     ///   exists without the key's columns, a unique index on exactly them, or with a revision
     ///   column that is not `bigint`.
     public static func register(_ plan: DeclarativePlan, on connection: PostgresConnection) throws {
-        try register(plan: plan.name, table: plan.table.description, key: plan.key, revision: plan.revision, on: connection)
+        let columns = plan.writerColumns
+        try register(plan: plan.name, table: plan.table.description, key: plan.key, revision: plan.revision,
+                     legacyColumns: columns.legacy, modernColumns: columns.modern, on: connection)
     }
 
     /// Registers (or changes) the entity of plan `name`: `table` (`name` or `schema.name`, as
-    /// a plan writes it), its `key` columns and its `revision` column, or nil for `xmin`.
+    /// a plan writes it), its `key` columns, its `revision` column (nil for `xmin`), and the
+    /// columns the legacy and the modern writer write. A save of exactly one path's columns
+    /// runs statements written out for the table (`cutover.make_record_save`); any other save,
+    /// and every save of an entity registered without them, is made by statements put
+    /// together at each call, with the same outcomes, only slower.
     public static func register(plan name: String, table: String, key: [String], revision: String?,
+                                legacyColumns: [String] = [], modernColumns: [String] = [],
                                 on connection: PostgresConnection) throws {
-        let keyArray = "[" + key.map(RecordJSON.quoted).joined(separator: ", ") + "]"
+        func array(_ names: [String]) -> String { "[" + names.map(RecordJSON.quoted).joined(separator: ", ") + "]" }
+        func list(_ index: Int) -> String { "ARRAY(SELECT jsonb_array_elements_text($\(index)::jsonb))" }
         try connection.query(PostgresQuery(
-            unsafeSQL: "SELECT cutover.register_record_plan($1, $2, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), $4)",
-            binds: [name.postgresBind, table.postgresBind, keyArray.postgresBind, revision.postgresBind]))
+            unsafeSQL: "SELECT cutover.register_record_plan($1, $2, \(list(3)), $4, NULLIF(\(list(5)), '{}'), NULLIF(\(list(6)), '{}'))",
+            binds: [name.postgresBind, table.postgresBind, array(key).postgresBind, revision.postgresBind,
+                    array(legacyColumns).postgresBind, array(modernColumns).postgresBind]))
+    }
+
+    /// Makes plan `name`'s save function again for its table as it is now; nothing when the
+    /// plan is not registered. The phase runner does after every step that changes the table;
+    /// call it after changing the table by other means, as the control schema's owner. Until
+    /// then saves are as right, and slower (`docs/store.md`).
+    public static func remakeSave(plan name: String, on connection: PostgresConnection) throws {
+        try connection.query("SELECT cutover.make_record_save(e.plan) FROM cutover.record_plans e WHERE e.plan = \(name)")
     }
 }

@@ -76,7 +76,7 @@ final class OrderService: Sendable {
                               following: fleet)
         registration = try await ReaderRegistration(pool: pool, plan: Orders.planName, instanceID: instanceID,
                                                     applicationName: "orders", applicationVersion: "2.0.0",
-                                                    formats: [.v1, .v2], following: fleet)
+                                                    reading: [.legacy, .modern], following: fleet)
     }
 
     /// The order's status and revision; nil when there is no such order.

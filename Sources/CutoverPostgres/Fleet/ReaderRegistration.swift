@@ -25,9 +25,9 @@ import Synchronization
 /// `stale` after it, when the switch's and contract's checks stop counting it.
 ///
 /// ```swift
-/// let registration = try await ReaderRegistration(pool: pool, plan: "orders", instanceID: hostName,
+/// let registration = try await ReaderRegistration(pool: pool, plan: "orders-status-code", instanceID: hostName,
 ///                                                 applicationName: "billing-web", applicationVersion: "4.2.0",
-///                                                 formats: [.v1, .v2], following: fleet, logger: logger)
+///                                                 reading: [.legacy, .modern], following: fleet, logger: logger)
 /// ```
 public final class ReaderRegistration: Sendable {
     /// How the heartbeats go.
@@ -59,6 +59,30 @@ public final class ReaderRegistration: Sendable {
     private let send: @Sendable (_ instanceID: String, _ token: String, PostgresConnection) throws -> Void
     /// The writer path whose epoch is reported, if any.
     private let fleet: FleetWriterPath?
+
+    /// Registers with `plan` now (throwing if that fails) and heartbeats in the background
+    /// afterwards, as an instance whose readers read the entity's formats of `paths`: the
+    /// legacy writer's format, the modern writer's, or both (``RecordEntity/codec(for:)``).
+    ///
+    /// The registry stores them as any plan's formats are stored: the legacy format as `v1`,
+    /// the modern as `v2`, which `phase readers` shows and the switch's and contract's checks read.
+    /// The other parameters are those of
+    /// ``init(pool:plan:instanceID:applicationName:applicationVersion:formats:interval:following:logger:)``.
+    public convenience init(pool: PostgresPool, plan: String, instanceID: String, applicationName: String,
+                            applicationVersion: String, reading paths: [SavePath], interval: Duration = .seconds(30),
+                            following fleet: FleetWriterPath? = nil, logger: CutoverLogger = .disabled) async throws {
+        try await self.init(pool: pool, plan: plan, instanceID: instanceID, applicationName: applicationName,
+                            applicationVersion: applicationVersion, formats: paths.map(Self.storedFormat),
+                            interval: interval, following: fleet, logger: logger)
+    }
+
+    /// The stored format a writer path's format is registered as.
+    static func storedFormat(_ path: SavePath) -> DraftFormat {
+        switch path {
+        case .legacy: .v1
+        case .modern: .v2
+        }
+    }
 
     /// Registers with `plan` now (throwing if that fails) and heartbeats in the background
     /// afterwards.

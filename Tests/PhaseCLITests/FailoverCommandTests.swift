@@ -53,8 +53,9 @@ struct FailoverCommandTests {
             let db = try await database("failover_backfill", rows: rows, on: set)
             try await run(db, [["init"], ["expand"], ["switch", "modern", "--force-readers"]])
             let old = try await onThread { try set.primary() }
-            // Small batches with a pause between them: half a minute or more of work.
-            let started = try PhaseBinary.start(["backfill", "--batch-size", "20", "--batch-delay", "50ms", "--reconnect-for", "180s"],
+            // Small batches with a pause between them: about a minute of work, so that the
+            // failover cuts it however long pg_auto_failover takes on a loaded machine.
+            let started = try PhaseBinary.start(["backfill", "--batch-size", "20", "--batch-delay", "120ms", "--reconnect-for", "180s"],
                                                 databaseURL: db.url)
             try await waitUntilMidway(db, started)
             let promoted = try await set.performFailover()
@@ -129,9 +130,12 @@ struct FailoverCommandTests {
 
     @Test func withReconnectingOffALostStepStopsWithTheLineToRunItAgain() async throws {
         try await TestFailoverSet.use { set in
-            let db = try await database("failover_no_reconnect", rows: 4000, on: set)
+            let db = try await database("failover_no_reconnect", rows: 8000, on: set)
             try await run(db, [["init"], ["expand"], ["switch", "modern", "--force-readers"]])
-            let started = try PhaseBinary.start(["backfill", "--batch-size", "20", "--batch-delay", "50ms", "--reconnect-for", "0s"],
+            // Paced to take well over a minute, so that it is still running when the failover
+            // cuts it, however long pg_auto_failover takes on a loaded machine: it stops at the
+            // cut, so the pace costs the test nothing.
+            let started = try PhaseBinary.start(["backfill", "--batch-size", "20", "--batch-delay", "200ms", "--reconnect-for", "0s"],
                                                 databaseURL: db.url)
             try await waitUntilMidway(db, started)
             try await set.performFailover()

@@ -215,6 +215,26 @@ struct PostgresRecordStoreTests {
         await db.close()
     }
 
+    /// The store calls the plan's own save function, read when it was made; when that function
+    /// is gone, the call never ran, and the same save goes through `cutover.save_record`.
+    @Test(.timeLimit(.minutes(3)))
+    func aSaveWhoseOwnFunctionIsGoneGoesThroughSaveRecordAndCommitsOnce() async throws {
+        let db = try await RecordDatabase<ContractOrders>.make("records_own_function_gone", table: .orders, poolSize: 1)
+        let modern = RecordAdapter(storage: db.store, path: .modern)
+        #expect(try await modern.save(order("create", expected: 0, .pending)).revision == 1)
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: """
+                DROP FUNCTION cutover.save_record_orders_status_code(text, text, jsonb, bigint, text, jsonb, bytea, integer);
+                UPDATE cutover.record_plans SET save_function = NULL WHERE plan = 'orders-status-code';
+                """)
+        }
+        #expect(try await modern.save(order("pay", expected: 1, .paid)).revision == 2)
+        #expect(try await modern.save(order("pay", expected: 1, .paid)).revision == 2)
+        #expect(try await row(db) == "paid 2")
+        #expect(try await db.ledgerCount() == 2)
+        await db.close()
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func withoutARevisionColumnTheRevisionIsXminWhichAPlainSQLWriteChangesToo() async throws {
         let db = try await RecordDatabase<ContractOrders>.make("records_xmin", table: .ordersWithoutRevision, poolSize: 2)

@@ -1100,22 +1100,22 @@ BEGIN
     -- A plan's save, made by cutover.make_record_save. Which columns the table holds now: the
     -- row of a row-less query, whose plan is made again whenever the table changes. A save this
     -- function was not made for goes to save_record_dynamic.
-    IF to_regclass(%5$L) IS NOT NULL THEN
-        SELECT * INTO v_shape FROM %6$s WHERE false;
+    IF to_regclass(%4$L) IS NOT NULL THEN
+        SELECT * INTO v_shape FROM %5$s WHERE false;
         v_present := to_jsonb(v_shape);
         IF NOT v_present ?& %2$s THEN
-            v_branch := 0;%7$s
+            v_branch := 0;%6$s
         END IF;
     END IF;
     IF v_branch = 0 THEN
         SELECT d.outcome, d.revision INTO outcome, revision
-          FROM cutover.save_record_dynamic(%8$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+          FROM cutover.save_record_dynamic(%7$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
                                            p_request, p_lock_timeout_ms) AS d;
         RETURN;
     END IF;$prepare$,
             quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]',
             format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
-            NULL, v_entity.table_name, v_table, v_choose, p_plan),
+            v_entity.table_name, v_table, v_choose, p_plan),
         CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
              ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
         format(E'    IF false THEN\n        NULL;%s\n    END IF;', v_write),

@@ -112,18 +112,7 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         ]
         let row: PostgresRow
         do {
-            if let own = ownSaveSQL.withLock({ $0 }) {
-                do {
-                    row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: own, binds: binds))[0]
-                } catch let error as PostgresError where error.sqlState == .undefinedFunction || error.sqlState == .insufficientPrivilege {
-                    // The function is gone (its table was dropped) or not granted: the call never
-                    // ran, so nothing was claimed, and the same save goes through save_record.
-                    ownSaveSQL.withLock { $0 = nil }
-                    row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]
-                }
-            } else {
-                row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]
-            }
+            row = try await send(binds)
         } catch let error as PostgresError {
             throw Self.failure(for: error, expected: request.expectedRevision)
         }
@@ -135,6 +124,21 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         case "operationConflict": throw SaveFailure.operationConflict
         default: throw PostgresError(code: .unexpectedResponse, message: "cutover.save_record returned outcome \(outcome)")
         }
+    }
+
+    /// Sends one save, with ``saveSQL``'s parameters but the plan, to the plan's own save
+    /// function, or to `cutover.save_record` when there is none; returns the function's row.
+    private func send(_ binds: [PostgresBind]) async throws -> PostgresRow {
+        if let own = ownSaveSQL.withLock({ $0 }) {
+            do {
+                return try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: own, binds: binds))[0]
+            } catch let error as PostgresError where error.sqlState == .undefinedFunction || error.sqlState == .insufficientPrivilege {
+                // The function is gone (its table was dropped) or not granted: the call never
+                // ran, so nothing was claimed, and the same save goes through save_record.
+                ownSaveSQL.withLock { $0 = nil }
+            }
+        }
+        return try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]
     }
 
     /// One save; the parameters are plan, scope, operation ID, key, expected revision, path,

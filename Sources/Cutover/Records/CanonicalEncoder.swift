@@ -9,6 +9,11 @@ public struct CanonicalEncoder: Sendable {
     /// An encoder holding no bytes.
     public init() {}
 
+    /// An encoder holding no bytes, with room for `capacity` before it has to grow.
+    public init(reservingCapacity capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     /// Appends text: its UTF-8 byte count, then the bytes.
     public mutating func append(_ text: String) {
         append(UInt64(text.utf8.count))

@@ -41,7 +41,11 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     /// operation ID as text, the key (``RecordKey/encode(into:)``), the expected
     /// revision as 8 bytes, then the content as ``RecordEntity/encodeContent(_:into:)`` writes it.
     public var canonicalEncoding: [UInt8] {
-        var encoder = CanonicalEncoder()
+        // Room for the fixed fields and a small content, so that the buffer is not copied as it grows.
+        var encoder = CanonicalEncoder(reservingCapacity: 256 + operationScope.utf8.count + operationID.utf8.count
+                                                          + key.parts.reduce(0) { total, part in
+                                                              if case .text(let text) = part { total + 17 + text.utf8.count } else { total + 17 }
+                                                          })
         encoder.append(Self.canonicalEncodingTag)
         encoder.append(Entity.planName)
         encoder.append(operationScope)

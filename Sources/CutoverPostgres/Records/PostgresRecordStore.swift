@@ -97,7 +97,9 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
     /// Commits or replays one save, and counts its outcome; see ``RecordStorage``.
     public func commit(_ request: SaveRequest<Entity>, write: [String: RecordColumnValue], path: SavePath) async throws
         -> RecordSaveResult<Entity> {
-        try await outcomes.counting(on: path, outcome: \.outcome) { try await perform(request, write: write, path: path) }
+        // A closure, not the key path `\.outcome`: a key path into a generic type is built again
+        // at every call, which cost more than the rest of the client's work on a save.
+        try await outcomes.counting(on: path, outcome: { $0.outcome }) { try await perform(request, write: write, path: path) }
     }
 
     private func perform(_ request: SaveRequest<Entity>, write: [String: RecordColumnValue], path: SavePath) async throws

@@ -7,24 +7,32 @@ import Cutover
 package enum RecordJSON {
     /// `{"tenant_id": 7, "id": 42}`: the key's parts under their columns' names.
     static func key(_ key: RecordKey, columns: [RecordKeyColumn]) -> [UInt8] {
-        object(zip(columns, key.parts).map { column, part in
+        var object = ObjectWriter(capacity: 64)
+        for (column, part) in zip(columns, key.parts) {
             switch part {
-            case .bigint(let value): (column.name, .raw(String(value)))
-            case .uuid, .text: (column.name, .string(part.description))
+            case .bigint(let value): object.member(column.name, raw: String(value))
+            case .text(let text): object.member(column.name, string: text)
+            case .uuid: object.member(column.name, string: part.description)
             }
-        })
+        }
+        return object.finish()
     }
 
     /// `{"status": "paid"}`: a format's column values, in name order.
     package static func columns(_ values: [String: RecordColumnValue]) -> [UInt8] {
-        object(values.sorted { $0.key < $1.key }.map { name, value in
-            switch value {
-            case .null: (name, .raw("null"))
-            case .text(let text): (name, .string(text))
-            case .integer(let integer): (name, .raw(String(integer)))
-            case .boolean(let boolean): (name, .raw(boolean ? "true" : "false"))
-            }
+        var object = ObjectWriter(capacity: values.reduce(2) { total, member in
+            if case .text(let text) = member.value { total + member.key.utf8.count + text.utf8.count + 8 } else { total + member.key.utf8.count + 24 }
         })
+        // One column, the common case, needs no sorting.
+        for (name, value) in values.count == 1 ? Array(values) : values.sorted(by: { $0.key < $1.key }) {
+            switch value {
+            case .null: object.member(name, raw: "null")
+            case .text(let text): object.member(name, string: text)
+            case .integer(let integer): object.member(name, raw: String(integer))
+            case .boolean(let boolean): object.member(name, raw: boolean ? "true" : "false")
+            }
+        }
+        return object.finish()
     }
 
     /// A column's value as `jsonb_typeof` names its kind and `#>> '{}'` gives its text; an
@@ -38,33 +46,38 @@ package enum RecordJSON {
         }
     }
 
-    /// A member's value: JSON text as it is, or text to write as a JSON string.
-    private enum Member {
-        case raw(String)
-        case string(String)
-    }
+    /// A JSON object's bytes, written member by member into one buffer: a save's document is
+    /// escaped by ``JSONStringEscaper``, which copies the runs between escapes whole.
+    private struct ObjectWriter {
+        private var output: [UInt8] = []
 
-    /// The object's bytes, written once into one buffer: a save's document is escaped by
-    /// ``JSONStringEscaper``, which copies the runs between escapes whole.
-    private static func object(_ members: [(String, Member)]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(members.reduce(2) { total, member in
-            switch member.1 {
-            case .raw(let text), .string(let text): total + member.0.utf8.count + text.utf8.count + 8
-            }
-        })
-        output.append(UInt8(ascii: "{"))
-        for (index, (name, value)) in members.enumerated() {
-            if index > 0 { output.append(contentsOf: ", ".utf8) }
+        init(capacity: Int) {
+            output.reserveCapacity(capacity)
+            output.append(UInt8(ascii: "{"))
+        }
+
+        /// A member whose value is JSON text as it is.
+        mutating func member(_ name: String, raw: String) {
+            start(name)
+            output.append(contentsOf: raw.utf8)
+        }
+
+        /// A member whose value is text, written as a JSON string.
+        mutating func member(_ name: String, string: String) {
+            start(name)
+            JSONStringEscaper.write(string, to: &output)
+        }
+
+        private mutating func start(_ name: String) {
+            if output.count > 1 { output.append(contentsOf: ", ".utf8) }
             JSONStringEscaper.write(name, to: &output)
             output.append(contentsOf: ": ".utf8)
-            switch value {
-            case .raw(let text): output.append(contentsOf: text.utf8)
-            case .string(let text): JSONStringEscaper.write(text, to: &output)
-            }
         }
-        output.append(UInt8(ascii: "}"))
-        return output
+
+        consuming func finish() -> [UInt8] {
+            output.append(UInt8(ascii: "}"))
+            return output
+        }
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as is.

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 7.
+-- Cutover's control schema, version 8.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -21,7 +21,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- (cutover.record_plans) and adds save_record, the save of any registered plan's table, whose
 -- ledger rows carry the record's key; 7 makes each registered plan a save function of its own,
 -- written out for its table (cutover.make_record_save), which save_record calls, and registers
--- the columns each writer path writes.
+-- the columns each writer path writes; 8 makes those functions and save_record_dynamic again
+-- with fewer expressions per save (PL/pgSQL makes each ready again in every transaction), and
+-- declares the writer for the sync trigger with a SET clause instead of reading and restoring it.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -768,12 +770,22 @@ $statements$;
 -- ledger, the write declared as the path's writer, and the outcome when nothing was written.
 --   p_function   its name; p_plan its plan, as an SQL expression: p_plan (a parameter that comes
 --                first, for save_record_dynamic) or a plan's name as a literal
---   p_declare    its own variables; p_prepare what it does before the claim (what to write,
---                or a return when another function saves); p_predicted the revision the write
---                will commit, as an expression; p_write the write, setting revision when it
---                applied; p_current the statement reading the current revision into v_current
+--   p_declare    its own variables; p_check a condition of its own, after ' OR ', that fails the
+--                parameters (or ''), and p_check_message what the message adds for it
+--   p_prepare    what it does before the claim (what to write, or a return when another
+--                function saves); p_predicted the revision the write will commit, as an
+--                expression; p_write the write, setting revision and outcome ('committed') when
+--                it applied; p_corrects whether a write may commit another revision than the one
+--                predicted (the row's xmin, after a subtransaction), which the ledger then gets;
+--                p_current the statement reading the current revision into v_current
+-- PL/pgSQL makes every expression it evaluates ready again in each transaction, so once per
+-- save, for about as much as the expression's own work: the text keeps a committing save's
+-- expressions few, folds the checks into one condition, and computes the predicted revision
+-- inside the claim's INSERT.
+DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text);
 CREATE OR REPLACE FUNCTION cutover.record_save_source(
-    p_function text, p_plan text, p_declare text, p_prepare text, p_predicted text, p_write text, p_current text)
+    p_function text, p_plan text, p_declare text, p_check text, p_check_message text, p_prepare text,
+    p_predicted text, p_write text, p_corrects boolean, p_current text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $source$
 -- The body's dollar quote is made of the md5 of all that goes into it, which none of it can hold.
 SELECT format($template$
@@ -781,69 +793,70 @@ CREATE OR REPLACE FUNCTION %1$s(%2$s
     p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
     p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
     OUT outcome text, OUT revision bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %9$s
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %11$s
 DECLARE%3$s
     v_fingerprint bytea;
     v_stored_fingerprint bytea;
     v_stored_revision bigint;
-    v_predicted bigint;
     v_current bigint;
     v_writer text;
     v_setting text;
 BEGIN
-    IF p_lock_timeout_ms IS NOT NULL THEN
-        v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
-    END IF;
+    v_setting := CASE WHEN p_lock_timeout_ms IS NOT NULL THEN set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true) END;
     IF length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255
        OR p_expected IS NULL OR p_expected < 0 OR p_path IS NULL OR p_path NOT IN ('legacy', 'modern')
        OR jsonb_typeof(p_columns) IS DISTINCT FROM 'object' OR p_columns = '{}'::jsonb
-       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object' THEN
+       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object'%4$s THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
-            MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects';
+            MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects' || %5$L;
     END IF;
-%4$s
+%6$s
 
     -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
     --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
-    v_fingerprint := sha256(coalesce(p_request, convert_to(
-        jsonb_build_array('cutover.save-record-sql.1', %5$s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')));
-    v_predicted := %6$s;
-    FOR attempt IN 1..3 LOOP
-        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
-        VALUES (%5$s, p_scope, p_operation_id, v_fingerprint, p_key, v_predicted, p_path)
-        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
-        EXIT WHEN FOUND;
-        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
-          FROM cutover.operation_ledger l
-         WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
-        IF FOUND THEN
-            IF v_stored_fingerprint = v_fingerprint THEN
-                outcome := 'replayed';
-                revision := v_stored_revision;
-            ELSE
-                outcome := 'operationConflict';
+    --    Without a canonical request the server puts one together (an expression made ready
+    --    only when it runs, so that a save that brings its own does not pay for it).
+    IF p_request IS NULL THEN
+        p_request := %12$s;
+    END IF;
+    INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+    VALUES (%7$s, p_scope, p_operation_id, sha256(p_request), p_key, %8$s, p_path)
+    ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+    IF NOT FOUND THEN
+        v_fingerprint := sha256(p_request);
+        FOR attempt IN 1..3 LOOP
+            SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+              FROM cutover.operation_ledger l
+             WHERE l.plan = %7$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+            IF FOUND THEN
+                IF v_stored_fingerprint = v_fingerprint THEN
+                    outcome := 'replayed';
+                    revision := v_stored_revision;
+                ELSE
+                    outcome := 'operationConflict';
+                END IF;
+                RETURN;
             END IF;
-            RETURN;
-        END IF;
-    END LOOP;
+            -- The claim that stood in the way was pruned meanwhile: claim again.
+            INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+            VALUES (%7$s, p_scope, p_operation_id, v_fingerprint, p_key, %8$s, p_path)
+            ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+            EXIT WHEN FOUND;
+        END LOOP;
+    END IF;
 
-    -- 2. The conditional write, declared as the path's writer for the sync trigger.
+    -- 2. The conditional write, declared as the path's writer for the sync trigger; the
+    --    caller's declaration, if any, is given back afterwards.
     v_writer := current_setting('cutover.writer', true);
     v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
-%7$s
+%9$s
     v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
-    IF revision IS NOT NULL THEN
-        IF revision <> v_predicted THEN
-            v_current := revision;
-            UPDATE cutover.operation_ledger l SET revision = v_current
-             WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
-        END IF;
-        outcome := 'committed';
+    IF outcome IS NOT NULL THEN%10$s
         RETURN;
     END IF;
 
     -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
-    %8$s
+    %13$s
     IF v_current IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
     ELSIF v_current = p_expected THEN
@@ -852,11 +865,21 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
     END IF;
 END
-%9$s
+%11$s
 $template$,
-    p_function, CASE WHEN p_plan = 'p_plan' THEN ' p_plan text,' ELSE '' END, p_declare, p_prepare, p_plan,
-    p_predicted, p_write, p_current,
-    '$save_' || md5(concat_ws(',', p_function, p_plan, p_declare, p_prepare, p_predicted, p_write, p_current)) || '$')
+    p_function, CASE WHEN p_plan = 'p_plan' THEN ' p_plan text,' ELSE '' END, p_declare, p_check, p_check_message,
+    p_prepare, p_plan, p_predicted, p_write,
+    CASE WHEN p_corrects THEN format($correct$
+        IF revision <> (%1$s) THEN
+            v_current := revision;
+            UPDATE cutover.operation_ledger l SET revision = v_current
+             WHERE l.plan = %2$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        END IF;$correct$, p_predicted, p_plan) ELSE '' END,
+    '$save_' || md5(concat_ws(',', p_function, p_plan, p_declare, p_check, p_check_message, p_prepare, p_predicted,
+                              p_write, p_corrects, p_current)) || '$',
+    format($request$convert_to(
+            jsonb_build_array('cutover.save-record-sql.1', %s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')$request$, p_plan),
+    p_current)
 $source$;
 
 -- save_record's work for any shape of the table and any columns, its statements put together
@@ -872,7 +895,7 @@ BEGIN
     v_shape text;
     v_columns text;
     v_statements cutover.record_statements;
-    v_key_count bigint;$declare$,
+    v_key_count bigint;$declare$, '', '',
         $prepare$
     -- The plan's entity, its table's shape now, and the statements made for that shape and
     -- these columns if a save made them before: one query, on indexes.
@@ -913,7 +936,10 @@ BEGIN
         EXECUTE v_statements.insert_sql INTO revision USING p_key, p_columns;
     ELSIF v_entity.revision_column IS NULL OR p_expected < 9223372036854775807 THEN
         EXECUTE v_statements.update_sql INTO revision USING p_key, p_columns, p_expected;
-    END IF;$write$,
+    END IF;
+    IF revision IS NOT NULL THEN
+        outcome := 'committed';
+    END IF;$write$, true,
         $current$EXECUTE v_statements.current_sql INTO v_current USING p_key;$current$);
 END
 $save_record_dynamic$;
@@ -971,6 +997,19 @@ BEGIN
 END
 $save_entry$;
 
+-- The statements of a plan's save function's branches as PL/pgSQL: the first branch's when
+-- v_branch is 1, and so on, the last one without a test (v_branch is one of them there).
+-- Internal to make_record_save.
+CREATE OR REPLACE FUNCTION cutover.record_save_branches(p_statements text[])
+RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $branches$
+SELECT CASE WHEN cardinality(p_statements) = 1 THEN '        ' || p_statements[1]
+            ELSE string_agg(CASE WHEN b.n = 1 THEN format(E'        IF v_branch = %s THEN\n            %s', b.n, b.statement)
+                                 WHEN b.n = cardinality(p_statements) THEN format(E'        ELSE\n            %s\n        END IF;', b.statement)
+                                 ELSE format(E'        ELSIF v_branch = %s THEN\n            %s', b.n, b.statement) END,
+                            E'\n' ORDER BY b.n) END
+  FROM unnest(p_statements) WITH ORDINALITY AS b(statement, n)
+$branches$;
+
 -- Makes (or makes again) plan p_plan's own save function, cutover.save_record_<plan>, from its
 -- registration and its table as it is now, and returns its name; NULL, dropping any made before,
 -- when the table does not exist. cutover.save_record calls it for every save of the plan.
@@ -1005,7 +1044,9 @@ DECLARE
     v_match text;
     v_set text[];
     v_choose text := '';
-    v_write text := '';
+    v_check text := '';
+    v_inserts text[] := '{}';
+    v_updates text[] := '{}';
     v_branch integer := 0;
     v_path integer;
     v_grantee text;
@@ -1056,69 +1097,70 @@ BEGIN
         v_branch := v_branch + 1;
         -- Chosen when the save names exactly these columns and the table holds them, and its
         -- key's, revision's and these columns' types are still those written out.
+        v_choose := v_choose || format($choose$
+                         WHEN p_columns ?& %1$L::text[] AND (p_columns - %1$L::text[]) = '{}'::jsonb AND to_jsonb(v_shape) ?& %1$L::text[] THEN %2$s$choose$,
+            v_set, v_branch);
         -- The types are read from a row of NULLs that a join to no row of the table gives: a
         -- query on the table, whose plan is made again when the table changes.
-        v_choose := v_choose || format($choose$
-        ELSIF p_columns ?& %1$L::text[] AND (p_columns - %1$L::text[]) = '{}'::jsonb AND v_present ?& %1$L::text[] THEN
-            SELECT %3$s INTO v_same FROM (SELECT) AS one LEFT JOIN %4$s AS t ON false;
-            IF v_same THEN
-                v_branch := %2$s;
-            END IF;$choose$, v_set, v_branch,
+        v_check := v_check || format($check$
+        %1$s v_branch = %2$s THEN
+            SELECT CASE WHEN %3$s THEN %2$s ELSE 0 END INTO v_branch FROM (SELECT) AS one LEFT JOIN %4$s AS t ON false;$check$,
+            CASE WHEN v_branch = 1 THEN 'IF' ELSE 'ELSIF' END, v_branch,
             (SELECT string_agg(format('pg_typeof(t.%I) = %s::regtype', c, v_type_ids ->> c), ' AND ')
                FROM unnest(v_guarded || v_set) AS c),
             v_table);
-        v_write := v_write || format($write$
-    ELSIF v_branch = %1$s AND p_expected = 0 THEN
-        INSERT INTO %2$s AS t (%3$s) VALUES (%4$s) ON CONFLICT (%5$s) DO NOTHING RETURNING %6$s INTO revision;
-    ELSIF v_branch = %1$s AND %7$s THEN
-        UPDATE %2$s AS t SET %8$s WHERE %9$s AND %6$s = p_expected RETURNING %6$s INTO revision;$write$,
-            v_branch, v_table,
+        v_inserts := v_inserts || format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s, ''committed''::text INTO revision, outcome;',
+            v_table,
             (SELECT string_agg(format('%I', c), ', ') FROM unnest(v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL)) AS c),
             (SELECT string_agg(v, ', ') FROM (
                 SELECT format('(p_key ->> %L)::%s', k, v_types ->> k) FROM unnest(v_keys) AS k
                 UNION ALL SELECT format('(p_columns ->> %L)::%s', c, v_types ->> c) FROM unnest(v_set) AS c
                 UNION ALL SELECT '1' WHERE v_entity.revision_column IS NOT NULL) AS e(v)),
             (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_keys) AS k),
-            v_revision,
-            CASE WHEN v_entity.revision_column IS NULL THEN 'true' ELSE 'p_expected < 9223372036854775807' END,
+            v_revision);
+        v_updates := v_updates || format('UPDATE %s AS t SET %s WHERE %s AND %s = p_expected RETURNING %s, ''committed''::text INTO revision, outcome;',
+            v_table,
             (SELECT string_agg(v, ', ') FROM (
                 SELECT format('%I = (p_columns ->> %L)::%s', c, c, v_types ->> c) FROM unnest(v_set) AS c
                 UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
-            v_match);
+            v_match, v_revision, v_revision);
     END LOOP;
+    IF v_check <> '' THEN
+        v_check := v_check || E'\n        END IF;';
+    END IF;
 
     EXECUTE cutover.record_save_source(v_name, quote_literal(p_plan),
         $declare$
     v_shape record;
-    v_present jsonb;
-    v_same boolean;
-    v_branch integer := 0;$declare$,
+    v_branch integer;$declare$,
+        format(' OR NOT p_key ?& %1$s OR (p_key - %1$s) <> ''{}''::jsonb OR p_columns ?| %2$s',
+               quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]'),
+        format('; p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
         format($prepare$
-    IF NOT p_key ?& %1$s OR (p_key - %1$s) <> '{}'::jsonb OR p_columns ?| %2$s THEN
-        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = %3$L;
-    END IF;
     -- A plan's save, made by cutover.make_record_save. Which columns the table holds now: the
     -- row of a row-less query, whose plan is made again whenever the table changes. A save this
     -- function was not made for goes to save_record_dynamic.
-    IF to_regclass(%4$L) IS NOT NULL THEN
-        SELECT * INTO v_shape FROM %5$s WHERE false;
-        v_present := to_jsonb(v_shape);
-        IF NOT v_present ?& %2$s THEN
-            v_branch := 0;%6$s
-        END IF;
+    IF to_regclass(%1$L) IS NOT NULL THEN
+        SELECT * INTO v_shape FROM %2$s WHERE false;
+        v_branch := CASE WHEN NOT to_jsonb(v_shape) ?& %3$s THEN 0%4$s
+                         ELSE 0 END;%5$s
     END IF;
-    IF v_branch = 0 THEN
+    IF coalesce(v_branch, 0) = 0 THEN
         SELECT d.outcome, d.revision INTO outcome, revision
-          FROM cutover.save_record_dynamic(%7$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+          FROM cutover.save_record_dynamic(%6$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
                                            p_request, p_lock_timeout_ms) AS d;
         RETURN;
     END IF;$prepare$,
-            quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]',
-            format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
-            v_entity.table_name, v_table, v_choose, p_plan),
+            v_entity.table_name, v_table, quote_literal(v_guarded::text) || '::text[]', v_choose, v_check, p_plan),
         CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
              ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
-        format(E'    IF false THEN\n        NULL;%s\n    END IF;', v_write),
+        -- The branch is one of those made here; the last needs no test.
+        CASE WHEN v_branch = 0 THEN '    NULL;'
+             ELSE format(E'    IF p_expected = 0 THEN\n%s\n    %s\n%s\n    END IF;',
+                         cutover.record_save_branches(v_inserts),
+                         CASE WHEN v_entity.revision_column IS NULL THEN 'ELSE' ELSE 'ELSIF p_expected < 9223372036854775807 THEN' END,
+                         cutover.record_save_branches(v_updates)) END,
+        v_entity.revision_column IS NULL,
         format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
     -- Executable by exactly the roles that may call save_record (sql/roles/grant_application.sql
     -- grants both), so that a store may call it without save_record's dispatch.
@@ -1166,7 +1208,8 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.save_record_dynamic(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.make_record_save(text),
-    cutover.record_save_source(text, text, text, text, text, text, text),
+    cutover.record_save_branches(text[]),
+    cutover.record_save_source(text, text, text, text, text, text, text, text, boolean, text),
     cutover.read_record(text, jsonb),
     cutover.register_record_plan(text, text, text[], text, text[], text[]),
     cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),

@@ -31,12 +31,13 @@ struct RolesTests {
             try await onThread {
                 let app = try PostgresConnection(configuration: roles.configuration(roles.app))
                 for statement in refused {
-                    #expect(Self.failure { try app.execute(unsafeSQL: statement) }?.sqlState == .insufficientPrivilege,
+                    let failure = Self.failure { try app.execute(unsafeSQL: statement) }
+                    #expect(failure?.sqlState == .insufficientPrivilege,
                             "\(statement.prefix(80))")
                 }
                 // The messages the runbook shows.
-                #expect(Self.failure { try app.execute(unsafeSQL: "ALTER TABLE drafts ADD COLUMN probe integer") }?.message
-                        == "must be owner of table drafts")
+                let alter = Self.failure { try app.execute(unsafeSQL: "ALTER TABLE drafts ADD COLUMN probe integer") }
+                #expect(alter?.message == "must be owner of table drafts")
                 // The runner itself, with the application's credentials, changes nothing.
                 let runner = PhaseRunner(connection: app, source: try PlanSource.builtIn())
                 let refusal = Self.failure { try runner.run(.expand) }
@@ -148,7 +149,8 @@ struct RolesTests {
                     "DELETE FROM cutover.runner_lease",
                     "SELECT * FROM cutover.runner_lease",
                 ] {
-                    #expect(Self.failure { try app.execute(unsafeSQL: statement) }?.sqlState == .insufficientPrivilege, "\(statement)")
+                    let failure = Self.failure { try app.execute(unsafeSQL: statement) }
+                    #expect(failure?.sqlState == .insufficientPrivilege, "\(statement)")
                 }
             }
             // The migrator's rollback goes ahead, and holds the plan while it runs.

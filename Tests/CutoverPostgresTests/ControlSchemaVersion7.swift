@@ -1,0 +1,1293 @@
+/// Version 7 of the control schema and of the application's grants, exactly as they shipped, so
+/// that the upgrade to the current version can be tested from a real older installation.
+enum ControlSchemaVersion7 {
+    /// `sql/control/schema.sql` at version 7.
+    static let schema = #"""
+-- Cutover's control schema, version 7.
+--
+-- Every statement is idempotent: the installer runs this whole file in one transaction, under
+-- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
+-- and then records the new version. A version newer than the binary's is refused.
+
+CREATE SCHEMA IF NOT EXISTS cutover;
+
+-- Version history: 1 added the ledger, the outcome log and the save function; 2 added the
+-- migration state, the phase history, the applied-file checksums and legacy-write tracking;
+-- 3 added the reader registry; 4 leaves the application nothing but functions that act as
+-- itself: save_draft and record_outcomes run as the schema's owner, a heartbeat is validated,
+-- capped and bound to its instance's registration secret, and no other role keeps direct rights
+-- on the ledger or the outcome log; it also adds the per-plan runner lease and the 'skipped'
+-- outcome of a step asked for again after it happened; 5 adds the epoch each instance reports it
+-- follows (cutover.reader_epochs, cutover.reader_follows), for `phase switch --wait-for-fleet`,
+-- and binds the runner lease to the runner's own connection as well as to its server session;
+-- 6 keys the operation ledger, the outcome log and the reader registry by plan, so that two
+-- migrations in one database keep their operations, their counts and their readers apart, and
+-- moves every earlier row to the drafts plan; it registers each plan's entity
+-- (cutover.record_plans) and adds save_record, the save of any registered plan's table, whose
+-- ledger rows carry the record's key; 7 makes each registered plan a save function of its own,
+-- written out for its table (cutover.make_record_save), which save_record calls, and registers
+-- the columns each writer path writes.
+
+COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
+
+CREATE TABLE IF NOT EXISTS cutover.schema_version (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version integer NOT NULL,
+    installed_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per committed operation. The fingerprint is sha256 of the canonical request, so
+-- that a retry is recognised without keeping any of the request's content.
+CREATE TABLE IF NOT EXISTS cutover.operation_ledger (
+    scope text NOT NULL,
+    operation_id text NOT NULL,
+    fingerprint bytea NOT NULL,
+    draft_id text,
+    revision bigint NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    committed_at timestamptz NOT NULL DEFAULT now(),
+    -- Last, where the upgrade from version 5 adds it, so that every installation has one layout.
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    record_key jsonb,
+    PRIMARY KEY (plan, scope, operation_id)
+);
+
+-- The plan an operation belongs to (version 6): a (scope, operation ID) is one operation per
+-- plan. Every entry written before version 6 is a drafts save, the only plan whose saves the
+-- ledger recorded then, and the default keeps a drafts entry written as version 5 wrote it one.
+ALTER TABLE cutover.operation_ledger
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- The record an operation saved (version 6): save_draft's entries name their draft in draft_id,
+-- save_record's name theirs in record_key, a JSON object of the key's columns ({"id": 42}), and
+-- leave draft_id NULL.
+ALTER TABLE cutover.operation_ledger ADD COLUMN IF NOT EXISTS record_key jsonb;
+ALTER TABLE cutover.operation_ledger ALTER COLUMN draft_id DROP NOT NULL;
+
+CREATE INDEX IF NOT EXISTS operation_ledger_committed_at ON cutover.operation_ledger (committed_at);
+
+-- Counts of save outcomes per plan, writer path and minute: no payloads, titles or operation IDs.
+CREATE TABLE IF NOT EXISTS cutover.outcome_log (
+    minute timestamptz NOT NULL,
+    path text NOT NULL CHECK (path IN ('legacy', 'modern')),
+    outcome text NOT NULL,
+    count bigint NOT NULL CHECK (count >= 0),
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    PRIMARY KEY (plan, minute, path, outcome)
+);
+
+-- The plan counted (version 6); every count before version 6 is of drafts saves.
+ALTER TABLE cutover.outcome_log
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- Version 6's keys begin with the plan: a table keyed otherwise gets the new key, in place.
+DO $plan_keys$
+DECLARE
+    v_table record;
+BEGIN
+    FOR v_table IN
+        SELECT * FROM (VALUES ('operation_ledger', ARRAY['plan', 'scope', 'operation_id']),
+                              ('outcome_log', ARRAY['plan', 'minute', 'path', 'outcome'])) AS t(name, key)
+    LOOP
+        IF (SELECT array_agg(a.attname::text ORDER BY k.position)
+              FROM pg_constraint c
+              CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, position)
+              JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+             WHERE c.conrelid = format('cutover.%I', v_table.name)::regclass AND c.contype = 'p')
+           IS DISTINCT FROM v_table.key THEN
+            EXECUTE format('ALTER TABLE cutover.%I DROP CONSTRAINT IF EXISTS %I', v_table.name, v_table.name || '_pkey');
+            EXECUTE format('ALTER TABLE cutover.%I ADD CONSTRAINT %I PRIMARY KEY (%s)', v_table.name, v_table.name || '_pkey',
+                           (SELECT string_agg(quote_ident(column_name), ', ') FROM unnest(v_table.key) AS column_name));
+        END IF;
+    END LOOP;
+END
+$plan_keys$;
+
+-- The entity each plan's saves write (version 6), for cutover.save_record: its table (schema-
+-- qualified), the columns of its key and its revision column (NULL: the row's xmin). Registered
+-- by cutover.register_record_plan, which only the schema's owner may call; the drafts plan's at
+-- install.
+CREATE TABLE IF NOT EXISTS cutover.record_plans (
+    plan text PRIMARY KEY CHECK (length(plan) BETWEEN 1 AND 255),
+    table_name text NOT NULL,
+    key_columns text[] NOT NULL CHECK (cardinality(key_columns) BETWEEN 1 AND 32),
+    revision_column text,
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    legacy_columns text[],
+    modern_columns text[],
+    save_function text
+);
+
+-- The columns each writer path writes, as the plan declares them, and the save function made
+-- for the plan's table from them (version 7): cutover.make_record_save.
+ALTER TABLE cutover.record_plans
+    ADD COLUMN IF NOT EXISTS legacy_columns text[],
+    ADD COLUMN IF NOT EXISTS modern_columns text[],
+    ADD COLUMN IF NOT EXISTS save_function text;
+
+-- The statements cutover.save_record_dynamic made for a plan's table in one shape (its oid, and the
+-- xmin of the pg_attribute row of each column the save names, which every change of that column
+-- renews: a type, a rename, a drop) and one set of columns: a save of the same shape and columns
+-- runs them without building them again.
+-- Written only by save_record_dynamic (running as the owner); register_record_plan clears a plan's.
+CREATE TABLE IF NOT EXISTS cutover.record_statements (
+    plan text NOT NULL,
+    shape text NOT NULL,
+    columns text NOT NULL,
+    insert_sql text NOT NULL,
+    update_sql text NOT NULL,
+    current_sql text NOT NULL,
+    PRIMARY KEY (plan, shape, columns)
+);
+
+-- One row per migration plan: where it stands. The epoch grows with every change.
+CREATE TABLE IF NOT EXISTS cutover.migration_state (
+    plan text PRIMARY KEY,
+    phase text NOT NULL DEFAULT 'baseline'
+        CHECK (phase IN ('baseline', 'expanded', 'modern', 'backfilled', 'contracted')),
+    writer_path text NOT NULL DEFAULT 'legacy' CHECK (writer_path IN ('legacy', 'modern')),
+    epoch bigint NOT NULL DEFAULT 0,
+    writer_switched_at timestamptz,
+    backfill_cursor text,
+    backfill_converted bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Every step attempted, in every direction and with every outcome. A row left 'running' by
+-- a runner that died is an interrupted step; the next run says so and finishes or undoes it.
+CREATE TABLE IF NOT EXISTS cutover.phase_history (
+    id bigserial PRIMARY KEY,
+    plan text NOT NULL,
+    step text NOT NULL,
+    direction text NOT NULL CHECK (direction IN ('forward', 'rollback')),
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    duration_ms bigint,
+    outcome text NOT NULL CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted')),
+    error text,
+    checksum text,
+    epoch bigint,
+    details jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+
+CREATE INDEX IF NOT EXISTS phase_history_plan ON cutover.phase_history (plan, id);
+
+-- 'skipped' (version 4): a step asked for again after it had happened, which changed nothing.
+ALTER TABLE cutover.phase_history DROP CONSTRAINT IF EXISTS phase_history_outcome_check;
+ALTER TABLE cutover.phase_history ADD CONSTRAINT phase_history_outcome_check
+    CHECK (outcome IN ('running', 'done', 'skipped', 'failed', 'refused', 'interrupted'));
+
+-- Which runner works on a plan: at most one row per plan, naming the server session that
+-- holds it. A row whose session has ended (its pid is gone, or now belongs to a session that
+-- started later) holds nothing, so a runner that dies frees the plan with its session. Only
+-- the owner of this schema (the migrator) may write it: an application role can neither take
+-- nor hold nor release a plan's exclusion, as it could with an advisory lock.
+CREATE TABLE IF NOT EXISTS cutover.runner_lease (
+    plan text PRIMARY KEY,
+    pid integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    database_role text NOT NULL,
+    os_user text NOT NULL,
+    application_name text NOT NULL,
+    acquired_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON cutover.runner_lease FROM PUBLIC;
+
+-- A secret of the runner's connection (version 5). Through a transaction pooler one server
+-- session serves many clients in turn, so the session alone cannot tell one runner from
+-- another: a lease is re-entered only by the connection that took it. NULL for a lease taken
+-- before version 5.
+ALTER TABLE cutover.runner_lease ADD COLUMN IF NOT EXISTS holder text;
+
+-- The checksum of every SQL file as it was applied; a file changed since is refused.
+CREATE TABLE IF NOT EXISTS cutover.applied_files (
+    plan text NOT NULL,
+    step text NOT NULL,
+    file text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (plan, step, file)
+);
+
+-- When a write in the legacy format last reached a table (kept by the plan's expand trigger,
+-- at most once a second), for the contract check "no legacy write within the window".
+CREATE TABLE IF NOT EXISTS cutover.legacy_activity (
+    table_name text PRIMARY KEY,
+    last_write_at timestamptz NOT NULL
+);
+
+-- Application instances and the stored formats their readers understand, per plan (version 6):
+-- an instance registers with each plan whose data it reads, with the formats it reads of that
+-- plan's entity. An instance is live while it heartbeats; `cutover.reader_heartbeat` registers
+-- and refreshes it, `cutover.reader_follows` records the epoch it follows and
+-- `cutover.reader_leave` removes it, and they are all an application role needs to be granted
+-- here (they run as the schema's owner). The columns are in the order in which versions 3, 4
+-- and 6 added them, so that every installation has one layout.
+CREATE TABLE IF NOT EXISTS cutover.readers (
+    instance_id text NOT NULL CHECK (length(instance_id) BETWEEN 1 AND 255),
+    application_name text NOT NULL CHECK (length(application_name) <= 255),
+    application_version text NOT NULL CHECK (length(application_version) <= 255),
+    formats text[] NOT NULL CHECK (cardinality(formats) BETWEEN 1 AND 16),
+    registered_at timestamptz NOT NULL DEFAULT now(),
+    last_seen_at timestamptz NOT NULL DEFAULT now(),
+    token_sha256 bytea,
+    plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255),
+    PRIMARY KEY (plan, instance_id)
+);
+
+-- sha256 of the secret the registering process chose: only that process may refresh or remove
+-- its registration while it is live. NULL for a registration made before version 4.
+ALTER TABLE cutover.readers ADD COLUMN IF NOT EXISTS token_sha256 bytea;
+
+-- The plan the registration is for (version 6). Before version 6 a registration was the whole
+-- database's, and the drafts plan the only one whose readers any check looked at: every earlier
+-- registration becomes the drafts plan's.
+ALTER TABLE cutover.readers
+    ADD COLUMN IF NOT EXISTS plan text NOT NULL DEFAULT 'drafts' CHECK (length(plan) BETWEEN 1 AND 255);
+
+-- Version 6 keys the registry by plan. From an earlier version every registration becomes the
+-- drafts plan's (the column's default above), and an instance that reported following another
+-- plan (version 5's cutover.reader_epochs) is registered with that plan too, with the same names,
+-- formats, secret and times, so that its report keeps a registration to belong to: a report
+-- belongs to the plan's registration (the foreign key below). Runs once: afterwards the
+-- registry's key begins with the plan.
+DO $reader_plans$
+BEGIN
+    IF (SELECT array_agg(a.attname::text ORDER BY k.position)
+          FROM pg_constraint c
+          CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, position)
+          JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+         WHERE c.conrelid = 'cutover.readers'::regclass AND c.contype = 'p')
+       IS DISTINCT FROM ARRAY['plan', 'instance_id'] THEN
+        IF to_regclass('cutover.reader_epochs') IS NOT NULL THEN
+            ALTER TABLE cutover.reader_epochs DROP CONSTRAINT IF EXISTS reader_epochs_instance_id_fkey;
+        END IF;
+        ALTER TABLE cutover.readers DROP CONSTRAINT IF EXISTS readers_pkey;
+        ALTER TABLE cutover.readers ADD CONSTRAINT readers_pkey PRIMARY KEY (plan, instance_id);
+        IF to_regclass('cutover.reader_epochs') IS NOT NULL THEN
+            INSERT INTO cutover.readers (plan, instance_id, application_name, application_version, formats,
+                                         registered_at, last_seen_at, token_sha256)
+            SELECT e.plan, r.instance_id, r.application_name, r.application_version, r.formats,
+                   r.registered_at, r.last_seen_at, r.token_sha256
+              FROM cutover.reader_epochs e JOIN cutover.readers r ON r.instance_id = e.instance_id AND r.plan = 'drafts'
+             WHERE e.plan <> 'drafts'
+            ON CONFLICT (plan, instance_id) DO NOTHING;
+            ALTER TABLE cutover.reader_epochs ADD CONSTRAINT reader_epochs_registration_fkey FOREIGN KEY (plan, instance_id)
+                REFERENCES cutover.readers (plan, instance_id) ON DELETE CASCADE;
+        END IF;
+    END IF;
+END
+$reader_plans$;
+
+-- The epoch of each plan's writer path that an instance follows, as it reported it (version 5):
+-- a report means that every operation the instance starts from then on takes the path of that
+-- epoch. Only the instance's registration secret may write it (cutover.reader_follows), and it
+-- goes with the registration.
+CREATE TABLE IF NOT EXISTS cutover.reader_epochs (
+    instance_id text NOT NULL,
+    plan text NOT NULL CHECK (length(plan) BETWEEN 1 AND 255),
+    epoch bigint NOT NULL CHECK (epoch >= 0),
+    reported_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (instance_id, plan),
+    CONSTRAINT reader_epochs_registration_fkey FOREIGN KEY (plan, instance_id)
+        REFERENCES cutover.readers (plan, instance_id) ON DELETE CASCADE
+);
+REVOKE ALL ON cutover.reader_epochs FROM PUBLIC;
+
+-- Version 3's heartbeat and leave took no secret, so any instance could rewrite or remove any
+-- other's registration.
+DROP FUNCTION IF EXISTS cutover.reader_heartbeat(text, text, text, text[]);
+DROP FUNCTION IF EXISTS cutover.reader_leave(text);
+
+-- Registers an instance with plan p_plan or refreshes that registration. p_token is a secret of
+-- at least 16 characters that the process chooses when it starts and keeps to itself; the
+-- registry keeps only its sha256. An instance that reads the data of several plans registers
+-- with each, with the formats it reads of each.
+--   - The same plan, instance ID and secret: a refresh.
+--   - The same plan and instance ID, another secret: refused (23505) while the registration is
+--     live; a registration silent for 120 seconds (a process that died without leaving) is
+--     taken over.
+--   - A new registration: made, unless 10,000 registrations exist in the whole registry, every
+--     plan's together, once those silent for 120 seconds are removed (54000).
+-- Plans, names and versions are 1 to 255 characters without control characters; formats are 1
+-- to 16 codes such as 'v2' (22023 otherwise). The plan need not be tracked yet: an instance may
+-- start before `phase init`.
+CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
+    p_plan text, p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat$
+DECLARE
+    -- C0, DEL, C1, and the invisible and bidirectional formatting characters.
+    c_hidden constant text := '[\u0001-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]';
+    c_stale constant interval := interval '120 seconds';
+    c_limit constant integer := 10000;
+    v_token bytea;
+    v_formats text[];
+    v_registered bigint;
+BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 OR p_plan ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the plan must be 1 to 255 characters without control characters';
+    END IF;
+    IF p_instance_id IS NULL OR length(p_instance_id) NOT BETWEEN 1 AND 255 OR p_instance_id ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the instance ID must be 1 to 255 characters without control characters';
+    END IF;
+    IF p_application_name IS NULL OR length(p_application_name) NOT BETWEEN 1 AND 255 OR p_application_name ~ c_hidden
+       OR p_application_version IS NULL OR length(p_application_version) NOT BETWEEN 1 AND 255
+       OR p_application_version ~ c_hidden THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the application name and version must be 1 to 255 characters without control characters';
+    END IF;
+    IF p_formats IS NULL OR array_ndims(p_formats) IS DISTINCT FROM 1 OR cardinality(p_formats) NOT BETWEEN 1 AND 16
+       OR array_position(p_formats, NULL) IS NOT NULL
+       OR EXISTS (SELECT FROM unnest(p_formats) AS f(code) WHERE f.code !~ '^v[0-9]{1,4}$') THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: formats must be a one-dimensional array of 1 to 16 format codes such as ''v2''';
+    END IF;
+    IF p_token IS NULL OR length(p_token) NOT BETWEEN 16 AND 255 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_heartbeat: the registration secret must be 16 to 255 characters';
+    END IF;
+    v_token := sha256(convert_to(p_token, 'UTF8'));
+    v_formats := ARRAY(SELECT f.code FROM unnest(p_formats) WITH ORDINALITY AS f(code, position) ORDER BY f.position);
+
+    -- 1. The caller's own registration. Neither update locks a row it does not change, so a
+    --    caller with another secret cannot hold up the owner's heartbeat.
+    UPDATE cutover.readers r
+       SET application_name = p_application_name, application_version = p_application_version,
+           formats = v_formats, last_seen_at = now()
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = v_token;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+
+    -- 2. A registration whose process went silent: taken over.
+    UPDATE cutover.readers r
+       SET application_name = p_application_name, application_version = p_application_version,
+           formats = v_formats, token_sha256 = v_token, registered_at = now(), last_seen_at = now()
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.last_seen_at <= now() - c_stale;
+    IF FOUND THEN
+        -- What the silent process followed says nothing about the one taking over.
+        DELETE FROM cutover.reader_epochs e WHERE e.plan = p_plan AND e.instance_id = p_instance_id;
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT FROM cutover.readers r WHERE r.plan = p_plan AND r.instance_id = p_instance_id) THEN
+        RAISE EXCEPTION USING ERRCODE = '23505',
+            MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
+            HINT = 'give each process an instance ID of its own, or wait until the other one has been silent for 120 seconds';
+    END IF;
+
+    -- 3. A new registration, within the limit; registrations gone silent make room first.
+    SELECT count(*) INTO v_registered FROM cutover.readers;
+    IF v_registered >= c_limit THEN
+        DELETE FROM cutover.readers r WHERE r.last_seen_at <= now() - c_stale;
+        SELECT count(*) INTO v_registered FROM cutover.readers;
+        IF v_registered >= c_limit THEN
+            RAISE EXCEPTION USING ERRCODE = '54000',
+                MESSAGE = format('reader_heartbeat: the registry holds %s live registrations, its limit', c_limit),
+                HINT = 'instances that stop should call cutover.reader_leave';
+        END IF;
+    END IF;
+    INSERT INTO cutover.readers (plan, instance_id, application_name, application_version, formats, token_sha256)
+    VALUES (p_plan, p_instance_id, p_application_name, p_application_version, v_formats, v_token)
+    ON CONFLICT (plan, instance_id) DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '23505',
+            MESSAGE = 'reader_heartbeat: the instance ID is registered by another live process',
+            HINT = 'give each process an instance ID of its own, or wait until the other one has been silent for 120 seconds';
+    END IF;
+END
+$heartbeat$;
+
+-- Removes the caller's own registration with plan p_plan; false when there is none with that
+-- secret.
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_plan text, p_instance_id text, p_token text)
+RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave$
+    WITH removed AS (
+        DELETE FROM cutover.readers r
+         WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'))
+        RETURNING 1)
+    SELECT EXISTS (SELECT FROM removed);
+$leave$;
+
+-- Version 5's heartbeat and leave, for applications still calling them: they refresh and remove
+-- the drafts plan's registration. Deprecated since version 6: call them with the plan; a later
+-- version drops these two.
+CREATE OR REPLACE FUNCTION cutover.reader_heartbeat(
+    p_instance_id text, p_application_name text, p_application_version text, p_formats text[], p_token text)
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $heartbeat_v5$
+    SELECT cutover.reader_heartbeat('drafts', p_instance_id, p_application_name, p_application_version, p_formats, p_token);
+$heartbeat_v5$;
+
+CREATE OR REPLACE FUNCTION cutover.reader_leave(p_instance_id text, p_token text)
+RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $leave_v5$
+    SELECT cutover.reader_leave('drafts', p_instance_id, p_token);
+$leave_v5$;
+
+-- Records that the caller's own registration with plan p_plan follows epoch p_epoch of that
+-- plan's writer path, and refreshes the registration; false when the plan has no registration
+-- of the instance with that secret (it went silent and was taken over or removed, or was never
+-- made: heartbeat with the plan first). The plan must exist and the epoch be one it has reached
+-- (22023 otherwise): an instance reports only what it read. The signature is version 5's, which
+-- named the plan already; since version 6 the registration it refreshes is that plan's, so an
+-- instance registered through version 5's heartbeat (the drafts plan's) reports for drafts only.
+CREATE OR REPLACE FUNCTION cutover.reader_follows(p_instance_id text, p_token text, p_plan text, p_epoch bigint)
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $follows$
+DECLARE
+    v_current bigint;
+BEGIN
+    SELECT s.epoch INTO v_current FROM cutover.migration_state s WHERE s.plan = p_plan;
+    IF NOT FOUND OR p_epoch IS NULL OR p_epoch < 0 OR p_epoch > v_current THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'reader_follows: the plan must exist and the epoch be one it has reached';
+    END IF;
+    UPDATE cutover.readers r SET last_seen_at = now()
+     WHERE r.plan = p_plan AND r.instance_id = p_instance_id AND r.token_sha256 = sha256(convert_to(p_token, 'UTF8'));
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO cutover.reader_epochs AS e (instance_id, plan, epoch) VALUES (p_instance_id, p_plan, p_epoch)
+    ON CONFLICT (instance_id, plan) DO UPDATE SET epoch = EXCLUDED.epoch, reported_at = now();
+    RETURN true;
+END
+$follows$;
+
+-- Adds save outcome counts of plan p_plan (1 to 255 characters) to the current minute of the
+-- server's clock. The three arrays are parallel, one-dimensional, of 1 to 64 elements and without NULLs; a path is 'legacy' or
+-- 'modern', an outcome one of the contract's codes or 'error' (a failure outside them), a count
+-- from 1 to 1,000,000,000. A row's count stops at 10^15, so that no sum of the log overflows.
+CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_plan text, p_paths text[], p_outcomes text[], p_counts bigint[])
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $outcomes$
+DECLARE
+    c_row_limit constant bigint := 1000000000000000;
+BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'record_outcomes: the plan must be 1 to 255 characters';
+    END IF;
+    IF p_paths IS NULL OR p_outcomes IS NULL OR p_counts IS NULL
+       OR array_ndims(p_paths) IS DISTINCT FROM 1 OR array_ndims(p_outcomes) IS DISTINCT FROM 1
+       OR array_ndims(p_counts) IS DISTINCT FROM 1
+       OR cardinality(p_paths) > 64 OR cardinality(p_outcomes) <> cardinality(p_paths)
+       OR cardinality(p_counts) <> cardinality(p_paths)
+       OR array_position(p_paths, NULL) IS NOT NULL OR array_position(p_outcomes, NULL) IS NOT NULL
+       OR array_position(p_counts, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'record_outcomes: paths, outcomes and counts must be one-dimensional arrays of the same 1 to 64 elements, without NULLs';
+    END IF;
+    IF EXISTS (SELECT FROM unnest(p_paths, p_outcomes, p_counts) AS r(path, outcome, n)
+                WHERE r.path NOT IN ('legacy', 'modern')
+                   OR r.outcome NOT IN ('committed', 'replayed', 'conflict', 'notFound', 'invalid', 'operationConflict',
+                                        'exhausted', 'outcomeUnknown', 'error')
+                   OR r.n NOT BETWEEN 1 AND 1000000000) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'record_outcomes: a path is legacy or modern, an outcome one of the save outcome codes or error, a count 1 to 1000000000';
+    END IF;
+    INSERT INTO cutover.outcome_log AS log (plan, minute, path, outcome, count)
+    SELECT p_plan, date_trunc('minute', clock_timestamp()), r.path, r.outcome, least(sum(r.n), c_row_limit)
+      FROM unnest(p_paths, p_outcomes, p_counts) AS r(path, outcome, n)
+     GROUP BY r.path, r.outcome
+    ON CONFLICT (plan, minute, path, outcome) DO UPDATE SET count = least(log.count::numeric + EXCLUDED.count, c_row_limit);
+END
+$outcomes$;
+
+-- Version 5's signature, for applications still calling it: their counts are the drafts plan's.
+-- Deprecated since version 6: call cutover.record_outcomes with the plan; a later version drops it.
+CREATE OR REPLACE FUNCTION cutover.record_outcomes(p_paths text[], p_outcomes text[], p_counts bigint[])
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $outcomes_v5$
+    SELECT cutover.record_outcomes('drafts', p_paths, p_outcomes, p_counts);
+$outcomes_v5$;
+
+-- The save of the drafts plan: claim the operation in that plan's ledger, then the conditional
+-- write, in the caller's transaction.
+-- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
+-- wait for a save of the same operation, or of the same draft, still in flight.
+--
+-- Outcomes returned as a row: committed, replayed, operationConflict (nothing was written).
+-- Outcomes raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 the writer's format is not stored at this phase (before expand or after contract)
+--   CU005 the stored draft is in a format this build does not know
+-- It runs as the schema's owner, so that the application role needs no rights on the ledger.
+-- The table is named in full when the function is created: `drafts` as the installer's
+-- search_path finds it or, before it exists, in the installer's current schema. The function's
+-- own search_path holds only pg_catalog and pg_temp (last), so that nothing any role may create
+-- in another schema, or in its temporary one, can stand in for what the save uses; and no
+-- statement is put together while it runs. Which representations the table holds (title for
+-- v1, document for v2) is read from the catalog, so the same function serves the baseline,
+-- expanded and contracted layouts.
+DO $install_save$
+DECLARE
+    v_table text := format('%I.drafts', coalesce(
+        (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.oid = to_regclass('drafts') AND n.oid <> pg_my_temp_schema()),
+        current_schema(), 'public'));
+BEGIN
+    EXECUTE replace($create$
+CREATE OR REPLACE FUNCTION cutover.save_draft(
+    p_scope text, p_operation_id text, p_request bytea, p_draft_id text, p_expected bigint,
+    p_path text, p_title text, p_document jsonb, p_lock_timeout_ms integer,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save$
+DECLARE
+    v_fingerprint bytea := sha256(p_request);
+    v_next bigint := CASE WHEN p_expected = 9223372036854775807 THEN NULL ELSE p_expected + 1 END;
+    v_stored_fingerprint bytea;
+    v_stored_revision bigint;
+    v_has_title boolean;
+    v_has_document boolean;
+    v_current bigint;
+    v_version text;
+    v_shape record;
+    v_columns jsonb;
+    v_setting text;
+BEGIN
+    -- An assignment, not PERFORM: a simple expression skips the executor.
+    IF p_lock_timeout_ms IS NOT NULL THEN
+        v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
+    END IF;
+
+    -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
+    --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
+        VALUES ('drafts', p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.plan = 'drafts' AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+        -- The claim that stood in the way was pruned meanwhile: claim again.
+    END LOOP;
+
+    -- 2. Which representations the table holds now: the columns of its row as a row-less
+    --    query returns it. Its plan is made again whenever the table changes, and costs far
+    --    less than a catalog query with an aggregate.
+    SELECT * INTO v_shape FROM @drafts@ WHERE false;
+    v_columns := to_jsonb(v_shape);
+    v_has_title := v_columns ? 'title';
+    v_has_document := v_columns ? 'document';
+    IF NOT (CASE p_path WHEN 'legacy' THEN v_has_title ELSE v_has_document END) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = CASE p_path
+            WHEN 'legacy' THEN 'the legacy format is no longer stored (contract removed it); save through the modern writer'
+            ELSE 'the modern format is not stored yet (run expand first); save through the legacy writer' END;
+    END IF;
+
+    -- 3. The conditional write.
+    IF p_expected = 0 THEN
+        IF p_path = 'legacy' THEN
+            INSERT INTO @drafts@ (id, title, revision) VALUES (p_draft_id, p_title, 1)
+            ON CONFLICT (id) DO NOTHING;
+        ELSIF v_has_title THEN
+            INSERT INTO @drafts@ (id, title, revision, document) VALUES (p_draft_id, p_title, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        ELSE
+            INSERT INTO @drafts@ (id, revision, document) VALUES (p_draft_id, 1, p_document)
+            ON CONFLICT (id) DO NOTHING;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := 1;
+            RETURN;
+        END IF;
+    ELSIF v_next IS NOT NULL THEN
+        IF p_path = 'legacy' THEN
+            IF v_has_document THEN
+                -- A legacy write keeps the v2 fields it does not know; refuse a document of a
+                -- format this build cannot read rather than overwrite what it cannot see.
+                SELECT d.document ->> 'version' INTO v_version FROM @drafts@ d WHERE d.id = p_draft_id;
+                IF v_version IS NOT NULL AND v_version <> '2' THEN
+                    RAISE EXCEPTION USING ERRCODE = 'CU005', MESSAGE = 'unsupported stored format',
+                        DETAIL = 'v' || v_version;
+                END IF;
+            END IF;
+            UPDATE @drafts@ d SET title = p_title, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSIF v_has_title THEN
+            UPDATE @drafts@ d SET title = p_title, document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        ELSE
+            UPDATE @drafts@ d SET document = p_document, revision = d.revision + 1
+             WHERE d.id = p_draft_id AND d.revision = p_expected;
+        END IF;
+        IF FOUND THEN
+            outcome := 'committed';
+            revision := v_next;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- 4. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    SELECT d.revision INTO v_current FROM @drafts@ d WHERE d.id = p_draft_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'draft not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+$save$
+$create$, '@drafts@', v_table);
+    -- The drafts plan's entity, for cutover.save_record: the same table, keyed by id, with its
+    -- revision column. A registration made since (by phase init) stands.
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column, legacy_columns, modern_columns)
+    VALUES ('drafts', v_table, ARRAY['id'], 'revision', ARRAY['title'], ARRAY['document'])
+    ON CONFLICT (plan) DO NOTHING;
+END
+$install_save$;
+
+-- Registers (or changes) the entity of plan p_plan for cutover.save_record: its table p_table
+-- (`name` or `schema.name`, as the plan gives it), the columns of its key p_key, its revision
+-- column p_revision, or NULL to use the row's xmin, and the columns its legacy and its modern
+-- writer write (p_legacy, p_modern; NULL for none), for which it makes the plan's own save
+-- function (make_record_save). A table that exists must have every key
+-- column and a unique index on exactly those columns (save_record's INSERT … ON CONFLICT needs
+-- it), and a revision column it already has must be bigint; a table or revision column that
+-- does not exist yet is registered as named, for expand to create (22023 otherwise). Only the
+-- schema's owner may call it: `phase init` does for a declarative plan. An unqualified table is
+-- found on the caller's search_path (or, when it does not exist yet, put in its current schema).
+DROP FUNCTION IF EXISTS cutover.register_record_plan(text, text, text[], text);
+CREATE OR REPLACE FUNCTION cutover.register_record_plan(
+    p_plan text, p_table text, p_key text[], p_revision text DEFAULT NULL,
+    p_legacy text[] DEFAULT NULL, p_modern text[] DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql AS $register$
+DECLARE
+    v_table regclass := to_regclass(p_table);
+    v_parts text[] := parse_ident(p_table);
+    v_name text;
+    v_missing text;
+BEGIN
+    IF p_plan IS NULL OR length(p_plan) NOT BETWEEN 1 AND 255 OR cardinality(p_key) NOT BETWEEN 1 AND 32
+       OR array_position(p_key, NULL) IS NOT NULL OR p_revision = ANY (p_key) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'register_record_plan: a plan of 1 to 255 characters and 1 to 32 key columns, none of them the revision column';
+    END IF;
+    IF v_table IS NULL THEN
+        v_name := CASE cardinality(v_parts) WHEN 1 THEN format('%I.%I', current_schema(), v_parts[1])
+                                             ELSE format('%I.%I', v_parts[1], v_parts[2]) END;
+    ELSE
+        SELECT format('%I.%I', n.nspname, c.relname) INTO v_name
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = v_table;
+        SELECT k INTO v_missing FROM unnest(p_key) AS k
+         WHERE NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = k AND a.attnum > 0 AND NOT a.attisdropped)
+         LIMIT 1;
+        IF v_missing IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('register_record_plan: %s has no key column %s', v_name, v_missing);
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_index i
+                        WHERE i.indrelid = v_table AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+                          AND (SELECT array_agg(a.attname::text ORDER BY a.attname) FROM pg_attribute a
+                                WHERE a.attrelid = v_table AND a.attnum = ANY (i.indkey::int2[]))
+                              = (SELECT array_agg(k ORDER BY k) FROM unnest(p_key) AS k)
+                          AND i.indnkeyatts = cardinality(p_key)) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('register_record_plan: %s has no unique index on exactly its key (%s)', v_name, array_to_string(p_key, ', '));
+        END IF;
+        IF EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = p_revision AND a.attnum > 0
+                      AND NOT a.attisdropped AND a.atttypid <> 'bigint'::regtype) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('register_record_plan: revision column %s of %s is not bigint', p_revision, v_name);
+        END IF;
+    END IF;
+    DELETE FROM cutover.record_statements s WHERE s.plan = p_plan;
+    INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column, legacy_columns, modern_columns)
+    VALUES (p_plan, v_name, p_key, p_revision, p_legacy, p_modern)
+    ON CONFLICT (plan) DO UPDATE
+       SET table_name = EXCLUDED.table_name, key_columns = EXCLUDED.key_columns,
+           revision_column = EXCLUDED.revision_column, legacy_columns = EXCLUDED.legacy_columns,
+           modern_columns = EXCLUDED.modern_columns, registered_at = now();
+    PERFORM cutover.make_record_save(p_plan);
+END
+$register$;
+
+-- The statements save_record_dynamic runs for plan p_entity's table p_table in shape p_shape, writing
+-- the columns p_columns names (p_names, sorted): made from the catalog's types, checked, and kept
+-- in cutover.record_statements for the next save of the same shape and columns. CU004 when a
+-- column is not in the table (p_path's format is not stored), CU006 when a key or the revision
+-- column is missing. Internal to save_record_dynamic.
+CREATE OR REPLACE FUNCTION cutover.record_statements_for(
+    p_entity cutover.record_plans, p_table regclass, p_shape text, p_names text, p_path text, p_columns jsonb)
+RETURNS cutover.record_statements LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $statements$
+DECLARE
+    v_types jsonb;
+    v_missing text;
+    v_revision text := CASE WHEN p_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                            ELSE format('t.%I', p_entity.revision_column) END;
+    v_match text;
+    v_made cutover.record_statements;
+BEGIN
+    SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, NULL)) INTO v_types
+      FROM pg_attribute a
+     WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+       AND (a.attname = ANY (p_entity.key_columns) OR a.attname = p_entity.revision_column OR p_columns ? a.attname);
+    SELECT k INTO v_missing FROM unnest(p_entity.key_columns || p_entity.revision_column) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s has no column %s', p_entity.table_name, p_entity.plan, v_missing);
+    END IF;
+    SELECT k INTO v_missing FROM jsonb_object_keys(p_columns) AS k WHERE NOT v_types ? k LIMIT 1;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU004', MESSAGE = format(CASE p_path
+            WHEN 'legacy' THEN '%s has no column %s: the legacy format is no longer stored (contract removed it); save through the modern writer'
+            ELSE '%s has no column %s: the modern format is not stored yet (run expand first); save through the legacy writer' END,
+            p_entity.table_name, v_missing);
+    END IF;
+    v_match := (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', k, k, v_types ->> k), ' AND ')
+                  FROM unnest(p_entity.key_columns) AS k);
+    v_made.plan := p_entity.plan;
+    v_made.shape := p_shape;
+    v_made.columns := p_names;
+    v_made.insert_sql := format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s',
+        p_table,
+        (SELECT string_agg(format('%I', c), ', ') FROM (
+            SELECT unnest(p_entity.key_columns) UNION ALL SELECT jsonb_object_keys(p_columns)
+            UNION ALL SELECT p_entity.revision_column WHERE p_entity.revision_column IS NOT NULL) AS n(c)),
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('($1 ->> %L)::%s', k, v_types ->> k) FROM unnest(p_entity.key_columns) AS k
+            UNION ALL SELECT format('($2 ->> %L)::%s', c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT '1' WHERE p_entity.revision_column IS NOT NULL) AS e(v)),
+        (SELECT string_agg(format('%I', k), ', ') FROM unnest(p_entity.key_columns) AS k),
+        v_revision);
+    v_made.update_sql := format('UPDATE %s AS t SET %s WHERE %s AND %s = $3 RETURNING %s',
+        p_table,
+        (SELECT string_agg(v, ', ') FROM (
+            SELECT format('%I = ($2 ->> %L)::%s', c, c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
+            UNION ALL SELECT format('%1$I = t.%1$I + 1', p_entity.revision_column) WHERE p_entity.revision_column IS NOT NULL) AS s(v)),
+        v_match, v_revision, v_revision);
+    v_made.current_sql := format('SELECT %s FROM %s AS t WHERE %s', v_revision, p_table, v_match);
+    INSERT INTO cutover.record_statements VALUES (v_made.*) ON CONFLICT DO NOTHING;
+    RETURN v_made;
+END
+$statements$;
+
+-- The text of a save function: save_record_dynamic's, and each plan's that make_record_save
+-- makes. What they share is written here once: the checks of the parameters, the claim in the
+-- ledger, the write declared as the path's writer, and the outcome when nothing was written.
+--   p_function   its name; p_plan its plan, as an SQL expression: p_plan (a parameter that comes
+--                first, for save_record_dynamic) or a plan's name as a literal
+--   p_declare    its own variables; p_prepare what it does before the claim (what to write,
+--                or a return when another function saves); p_predicted the revision the write
+--                will commit, as an expression; p_write the write, setting revision when it
+--                applied; p_current the statement reading the current revision into v_current
+CREATE OR REPLACE FUNCTION cutover.record_save_source(
+    p_function text, p_plan text, p_declare text, p_prepare text, p_predicted text, p_write text, p_current text)
+RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $source$
+-- The body's dollar quote is made of the md5 of all that goes into it, which none of it can hold.
+SELECT format($template$
+CREATE OR REPLACE FUNCTION %1$s(%2$s
+    p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
+    p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %9$s
+DECLARE%3$s
+    v_fingerprint bytea;
+    v_stored_fingerprint bytea;
+    v_stored_revision bigint;
+    v_predicted bigint;
+    v_current bigint;
+    v_writer text;
+    v_setting text;
+BEGIN
+    IF p_lock_timeout_ms IS NOT NULL THEN
+        v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
+    END IF;
+    IF length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255
+       OR p_expected IS NULL OR p_expected < 0 OR p_path IS NULL OR p_path NOT IN ('legacy', 'modern')
+       OR jsonb_typeof(p_columns) IS DISTINCT FROM 'object' OR p_columns = '{}'::jsonb
+       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects';
+    END IF;
+%4$s
+
+    -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
+    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
+    v_fingerprint := sha256(coalesce(p_request, convert_to(
+        jsonb_build_array('cutover.save-record-sql.1', %5$s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')));
+    v_predicted := %6$s;
+    FOR attempt IN 1..3 LOOP
+        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+        VALUES (%5$s, p_scope, p_operation_id, v_fingerprint, p_key, v_predicted, p_path)
+        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+        EXIT WHEN FOUND;
+        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+          FROM cutover.operation_ledger l
+         WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        IF FOUND THEN
+            IF v_stored_fingerprint = v_fingerprint THEN
+                outcome := 'replayed';
+                revision := v_stored_revision;
+            ELSE
+                outcome := 'operationConflict';
+            END IF;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    -- 2. The conditional write, declared as the path's writer for the sync trigger.
+    v_writer := current_setting('cutover.writer', true);
+    v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
+%7$s
+    v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
+    IF revision IS NOT NULL THEN
+        IF revision <> v_predicted THEN
+            v_current := revision;
+            UPDATE cutover.operation_ledger l SET revision = v_current
+             WHERE l.plan = %5$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+        END IF;
+        outcome := 'committed';
+        RETURN;
+    END IF;
+
+    -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    %8$s
+    IF v_current IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
+    ELSIF v_current = p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
+    END IF;
+END
+%9$s
+$template$,
+    p_function, CASE WHEN p_plan = 'p_plan' THEN ' p_plan text,' ELSE '' END, p_declare, p_prepare, p_plan,
+    p_predicted, p_write, p_current,
+    '$save_' || md5(concat_ws(',', p_function, p_plan, p_declare, p_prepare, p_predicted, p_write, p_current)) || '$')
+$source$;
+
+-- save_record's work for any shape of the table and any columns, its statements put together
+-- per call from the registration and the catalog (cutover.record_statements_for): the same
+-- parameters, outcomes and errors as save_record. Internal to save_record and the functions
+-- make_record_save makes.
+DO $save_record_dynamic$
+BEGIN
+    EXECUTE cutover.record_save_source('cutover.save_record_dynamic', 'p_plan',
+        $declare$
+    v_entity cutover.record_plans;
+    v_table regclass;
+    v_shape text;
+    v_columns text;
+    v_statements cutover.record_statements;
+    v_key_count bigint;$declare$,
+        $prepare$
+    -- The plan's entity, its table's shape now, and the statements made for that shape and
+    -- these columns if a save made them before: one query, on indexes.
+    SELECT e.plan, e.table_name, e.key_columns, e.revision_column, e.registered_at, r.rel, sh.shape, c.names,
+           (SELECT count(*) FROM jsonb_object_keys(p_key)), st.plan, st.insert_sql, st.update_sql, st.current_sql
+      INTO v_entity.plan, v_entity.table_name, v_entity.key_columns, v_entity.revision_column, v_entity.registered_at,
+           v_table, v_shape, v_columns, v_key_count,
+           v_statements.plan, v_statements.insert_sql, v_statements.update_sql, v_statements.current_sql
+      FROM cutover.record_plans e
+     CROSS JOIN LATERAL (SELECT to_regclass(e.table_name) AS rel) r
+     CROSS JOIN LATERAL (SELECT string_agg(k, ',' ORDER BY k) AS names, array_agg(k) AS list FROM jsonb_object_keys(p_columns) AS k) c
+     CROSS JOIN LATERAL (SELECT r.rel::oid::text || ':' || string_agg(a.attname || '=' || a.xmin::text, ',' ORDER BY a.attname) AS shape
+                           FROM pg_attribute a
+                          WHERE a.attrelid = r.rel AND a.attname = ANY (e.key_columns || e.revision_column || c.list)) sh
+      LEFT JOIN cutover.record_statements st ON st.plan = e.plan AND st.shape = sh.shape AND st.columns = c.names
+     WHERE e.plan = p_plan;
+    IF v_entity.plan IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity (run phase init with the plan)', p_plan);
+    END IF;
+    IF NOT p_key ?& v_entity.key_columns OR v_key_count <> cardinality(v_entity.key_columns)
+       OR p_columns ?| (v_entity.key_columns || v_entity.revision_column) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision',
+                             array_to_string(v_entity.key_columns, ', '));
+    END IF;
+    IF v_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('table %s of plan %s does not exist', v_entity.table_name, p_plan);
+    END IF;
+    IF v_statements.plan IS NULL THEN
+        v_statements := cutover.record_statements_for(v_entity, v_table, v_shape, v_columns, p_path, p_columns);
+    END IF;$prepare$,
+        $predicted$CASE WHEN v_entity.revision_column IS NULL THEN (pg_current_xact_id()::text::numeric % 4294967296)::bigint
+                        WHEN p_expected = 0 THEN 1
+                        WHEN p_expected = 9223372036854775807 THEN 0
+                        ELSE p_expected + 1 END$predicted$,
+        $write$
+    IF p_expected = 0 THEN
+        EXECUTE v_statements.insert_sql INTO revision USING p_key, p_columns;
+    ELSIF v_entity.revision_column IS NULL OR p_expected < 9223372036854775807 THEN
+        EXECUTE v_statements.update_sql INTO revision USING p_key, p_columns, p_expected;
+    END IF;$write$,
+        $current$EXECUTE v_statements.current_sql INTO v_current USING p_key;$current$);
+END
+$save_record_dynamic$;
+
+-- The save of any registered plan's entity (cutover.record_plans): claim the operation in that
+-- plan's ledger, then the conditional write, in the caller's transaction; the same outcomes as
+-- save_draft. Stable for callers in any language (docs/store.md has a psql and a Python example).
+--   p_key        the key's columns as a JSON object: {"id": 42}, {"tenant_id": 7, "id": 42}
+--   p_expected   the revision the caller read; 0 creates the record
+--   p_path       'legacy' or 'modern': the writer path whose format p_columns holds
+--   p_columns    the path's columns as a JSON object: {"status": "paid"} or {"status_code": 2};
+--                each value is read as its column's type (a JSON string or number as that
+--                type's text, null as NULL); neither a key column nor the revision column
+--   p_request    the canonical request (Swift's SaveRequest.canonicalEncoding); the ledger keeps
+--                only its sha256. NULL: the server fingerprints the plan, scope, operation ID,
+--                key, expected revision and columns instead, so that a retry replays only when
+--                it sends the same columns (the same path), and never matches a Swift save's
+--   p_lock_timeout_ms  bounds the wait for a save of the same operation or record in flight
+-- Returned: committed or replayed with the revision, or operationConflict (nothing written).
+-- Raised, so that the caller's transaction rolls back the claim with everything else:
+--   CU001 conflict (DETAIL: the current revision)   CU002 notFound   CU003 exhausted
+--   CU004 a column of p_columns is not in the table: the path's format is not stored at this phase
+--   CU006 the plan's entity cannot be saved: not registered, its table or revision column missing
+--   22023 a parameter breaks its limits (scope and operation ID 1 to 255 characters, the key's
+--         columns exactly, a non-empty p_columns, p_expected >= 0, a known path)
+-- The revision is the registered revision column, which the save sets to 1 on INSERT and adds 1
+-- to on UPDATE; without one it is the row's xmin (a 32-bit transaction ID, compared for equality
+-- only; any write changes it, a plain-SQL one included). The modern path declares itself with
+-- cutover.writer = 'modern' for the write, so the plan's sync trigger derives the legacy columns;
+-- the legacy path's write is a legacy one, from which the trigger derives the modern columns.
+-- It runs as the schema's owner and writes, as the owner, the columns the caller names: grant
+-- EXECUTE only to roles that may write those tables. It calls the plan's own save function
+-- (cutover.make_record_save), whose statements are written out for the table and planned once
+-- per session; before one is made, and for a save it was not made for, save_record_dynamic,
+-- which puts its statements together per call from the registered names and the catalog's
+-- types. Every value is a parameter either way.
+CREATE OR REPLACE FUNCTION cutover.save_record(
+    p_plan text, p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
+    p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
+    OUT outcome text, OUT revision bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $save_entry$
+DECLARE
+    v_function text;
+BEGIN
+    SELECT e.save_function INTO v_function FROM cutover.record_plans e WHERE e.plan = p_plan;
+    IF v_function IS NULL THEN
+        SELECT d.outcome, d.revision INTO outcome, revision
+          FROM cutover.save_record_dynamic(p_plan, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+                                           p_request, p_lock_timeout_ms) AS d;
+    ELSE
+        EXECUTE format('SELECT f.outcome, f.revision FROM %s($1, $2, $3, $4, $5, $6, $7, $8) AS f', v_function)
+           INTO outcome, revision
+          USING p_scope, p_operation_id, p_key, p_expected, p_path, p_columns, p_request, p_lock_timeout_ms;
+    END IF;
+END
+$save_entry$;
+
+-- Makes (or makes again) plan p_plan's own save function, cutover.save_record_<plan>, from its
+-- registration and its table as it is now, and returns its name; NULL, dropping any made before,
+-- when the table does not exist. cutover.save_record calls it for every save of the plan.
+--
+-- It is save_record_dynamic's work with its statements written out for the table: for each
+-- writer path the plan declares columns for (record_plans.legacy_columns and modern_columns)
+-- and the table holds now, an INSERT and a conditional UPDATE of exactly those columns, with
+-- the key's and the columns' types of the catalog. PL/pgSQL plans each once per session, where
+-- save_record_dynamic builds and plans its statements at every call. A save whose columns are
+-- another set, or a table that no longer holds a path's columns, its key or its revision, goes
+-- to save_record_dynamic, which gives the same outcomes, errors included: a function made
+-- before a change of the table is slower, never wrong. The phase runner makes it again in the
+-- transaction of every step that changes the table (expand, contract and their reverts);
+-- register_record_plan and the installer also do. A column whose type has changed since (by
+-- hand) sends its saves to save_record_dynamic too, until this is called again. Values are read
+-- as their column's type without its modifier, so that the column's own length or precision
+-- applies as in any INSERT or UPDATE (a value too long for varchar(n) fails; it is not cut).
+-- Only the schema's owner may call it; the function it makes runs as the owner, like save_record,
+-- and is executable by the roles granted save_record, which may call it directly (the Swift
+-- store does, to spare save_record's EXECUTE).
+CREATE OR REPLACE FUNCTION cutover.make_record_save(p_plan text)
+RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $make$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+    v_name text;
+    v_types jsonb;
+    v_type_ids jsonb;
+    v_keys text[];
+    v_guarded text[];
+    v_revision text;
+    v_match text;
+    v_set text[];
+    v_choose text := '';
+    v_write text := '';
+    v_branch integer := 0;
+    v_path integer;
+    v_grantee text;
+BEGIN
+    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('make_record_save: plan %s is not registered', p_plan);
+    END IF;
+    v_table := to_regclass(v_entity.table_name);
+    v_keys := v_entity.key_columns;
+    v_guarded := array_remove(v_keys || v_entity.revision_column, NULL);
+    IF v_table IS NOT NULL THEN
+        -- The type of every column that may be written: not generated, not an identity column
+        -- that refuses values.
+        SELECT jsonb_object_agg(a.attname, format_type(a.atttypid, NULL)), jsonb_object_agg(a.attname, a.atttypid::bigint)
+          INTO v_types, v_type_ids
+          FROM pg_attribute a
+         WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped
+           AND a.attgenerated = '' AND a.attidentity <> 'a';
+    END IF;
+    IF v_table IS NULL OR v_types IS NULL OR NOT v_types ?& v_guarded THEN
+        IF v_entity.save_function IS NOT NULL THEN
+            EXECUTE format('DROP FUNCTION IF EXISTS %s(text, text, jsonb, bigint, text, jsonb, bytea, integer)', v_entity.save_function);
+            UPDATE cutover.record_plans e SET save_function = NULL WHERE e.plan = p_plan;
+        END IF;
+        RETURN NULL;
+    END IF;
+
+    -- A name of its own, kept once given: save_record_<the plan, lower case, letters and digits>,
+    -- with a part of the plan's md5 when another plan's function has that name.
+    v_name := v_entity.save_function;
+    IF v_name IS NULL THEN
+        v_name := 'save_record_' || left(trim(both '_' FROM regexp_replace(lower(p_plan), '[^a-z0-9]+', '_', 'g')), 40);
+        IF EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = 'cutover'::regnamespace AND f.proname = v_name) THEN
+            v_name := v_name || '_' || left(md5(p_plan), 8);
+        END IF;
+        v_name := format('cutover.%I', v_name);
+    END IF;
+
+    v_revision := CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                       ELSE format('t.%I', v_entity.revision_column) END;
+    v_match := (SELECT string_agg(format('t.%I = (p_key ->> %L)::%s', k, k, v_types ->> k), ' AND ') FROM unnest(v_keys) AS k);
+
+    -- One branch per writer path's columns that the table holds, none of them the key or the revision.
+    FOR v_path IN 1..2 LOOP
+        v_set := coalesce(CASE v_path WHEN 1 THEN v_entity.legacy_columns ELSE v_entity.modern_columns END, '{}');
+        CONTINUE WHEN cardinality(v_set) = 0 OR NOT v_types ?& v_set OR v_set && v_guarded;
+        v_branch := v_branch + 1;
+        -- Chosen when the save names exactly these columns and the table holds them, and its
+        -- key's, revision's and these columns' types are still those written out.
+        -- The types are read from a row of NULLs that a join to no row of the table gives: a
+        -- query on the table, whose plan is made again when the table changes.
+        v_choose := v_choose || format($choose$
+        ELSIF p_columns ?& %1$L::text[] AND (p_columns - %1$L::text[]) = '{}'::jsonb AND v_present ?& %1$L::text[] THEN
+            SELECT %3$s INTO v_same FROM (SELECT) AS one LEFT JOIN %4$s AS t ON false;
+            IF v_same THEN
+                v_branch := %2$s;
+            END IF;$choose$, v_set, v_branch,
+            (SELECT string_agg(format('pg_typeof(t.%I) = %s::regtype', c, v_type_ids ->> c), ' AND ')
+               FROM unnest(v_guarded || v_set) AS c),
+            v_table);
+        v_write := v_write || format($write$
+    ELSIF v_branch = %1$s AND p_expected = 0 THEN
+        INSERT INTO %2$s AS t (%3$s) VALUES (%4$s) ON CONFLICT (%5$s) DO NOTHING RETURNING %6$s INTO revision;
+    ELSIF v_branch = %1$s AND %7$s THEN
+        UPDATE %2$s AS t SET %8$s WHERE %9$s AND %6$s = p_expected RETURNING %6$s INTO revision;$write$,
+            v_branch, v_table,
+            (SELECT string_agg(format('%I', c), ', ') FROM unnest(v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL)) AS c),
+            (SELECT string_agg(v, ', ') FROM (
+                SELECT format('(p_key ->> %L)::%s', k, v_types ->> k) FROM unnest(v_keys) AS k
+                UNION ALL SELECT format('(p_columns ->> %L)::%s', c, v_types ->> c) FROM unnest(v_set) AS c
+                UNION ALL SELECT '1' WHERE v_entity.revision_column IS NOT NULL) AS e(v)),
+            (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_keys) AS k),
+            v_revision,
+            CASE WHEN v_entity.revision_column IS NULL THEN 'true' ELSE 'p_expected < 9223372036854775807' END,
+            (SELECT string_agg(v, ', ') FROM (
+                SELECT format('%I = (p_columns ->> %L)::%s', c, c, v_types ->> c) FROM unnest(v_set) AS c
+                UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
+            v_match);
+    END LOOP;
+
+    EXECUTE cutover.record_save_source(v_name, quote_literal(p_plan),
+        $declare$
+    v_shape record;
+    v_present jsonb;
+    v_same boolean;
+    v_branch integer := 0;$declare$,
+        format($prepare$
+    IF NOT p_key ?& %1$s OR (p_key - %1$s) <> '{}'::jsonb OR p_columns ?| %2$s THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = %3$L;
+    END IF;
+    -- A plan's save, made by cutover.make_record_save. Which columns the table holds now: the
+    -- row of a row-less query, whose plan is made again whenever the table changes. A save this
+    -- function was not made for goes to save_record_dynamic.
+    IF to_regclass(%4$L) IS NOT NULL THEN
+        SELECT * INTO v_shape FROM %5$s WHERE false;
+        v_present := to_jsonb(v_shape);
+        IF NOT v_present ?& %2$s THEN
+            v_branch := 0;%6$s
+        END IF;
+    END IF;
+    IF v_branch = 0 THEN
+        SELECT d.outcome, d.revision INTO outcome, revision
+          FROM cutover.save_record_dynamic(%7$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+                                           p_request, p_lock_timeout_ms) AS d;
+        RETURN;
+    END IF;$prepare$,
+            quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]',
+            format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
+            v_entity.table_name, v_table, v_choose, p_plan),
+        CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
+             ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
+        format(E'    IF false THEN\n        NULL;%s\n    END IF;', v_write),
+        format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
+    -- Executable by exactly the roles that may call save_record (sql/roles/grant_application.sql
+    -- grants both), so that a store may call it without save_record's dispatch.
+    EXECUTE format('REVOKE ALL ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) FROM PUBLIC', v_name);
+    FOR v_grantee IN
+        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+          FROM pg_proc f CROSS JOIN LATERAL aclexplode(f.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+         WHERE f.oid = 'cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer)'::regprocedure
+           AND a.privilege_type = 'EXECUTE' AND a.grantee <> f.proowner
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO %s', v_name, v_grantee);
+    END LOOP;
+    UPDATE cutover.record_plans e SET save_function = v_name WHERE e.plan = p_plan;
+    RETURN v_name;
+END
+$make$;
+
+-- A record of a registered plan's entity as stored now: its revision (the revision column, or
+-- the row's xmin) and every column of its row as JSON; no row when there is none. p_key as for
+-- save_record. It runs as the schema's owner, like save_record, for roles granted EXECUTE.
+CREATE OR REPLACE FUNCTION cutover.read_record(p_plan text, p_key jsonb, OUT revision bigint, OUT columns jsonb)
+RETURNS SETOF record LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $read_record$
+DECLARE
+    v_entity cutover.record_plans;
+    v_table regclass;
+BEGIN
+    SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
+    v_table := to_regclass(v_entity.table_name);
+    IF v_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity with a table', p_plan);
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
+        CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
+        v_table,
+        (SELECT string_agg(format('t.%I = ($1 ->> %L)::%s', a.attname, a.attname, format_type(a.atttypid, NULL)), ' AND ')
+           FROM pg_attribute a WHERE a.attrelid = v_table AND a.attname = ANY (v_entity.key_columns) AND NOT a.attisdropped))
+    USING p_key;
+END
+$read_record$;
+
+-- Functions that run as the schema's owner are executable only by grant
+-- (sql/roles/grant_application.sql).
+REVOKE EXECUTE ON FUNCTION
+    cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.save_record_dynamic(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.make_record_save(text),
+    cutover.record_save_source(text, text, text, text, text, text, text),
+    cutover.read_record(text, jsonb),
+    cutover.register_record_plan(text, text, text[], text, text[], text[]),
+    cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),
+    cutover.record_outcomes(text, text[], text[], bigint[]),
+    cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text, text[], text),
+    cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text, text),
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
+  FROM PUBLIC;
+
+-- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
+DO $check$
+BEGIN
+    IF (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'cutover' AND c.relkind = 'r'
+           AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
+                             'phase_history', 'applied_files', 'legacy_activity', 'readers',
+                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements')) <> 12 THEN
+        RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
+            USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans and record_statements in schema cutover';
+    END IF;
+END
+$check$;
+
+-- Before version 4 the application role wrote the ledger and the outcome log directly. Take back
+-- every right on them, on the registry and the runner lease, and every write on the other tables, from every role
+-- but the owner; sql/roles/grant_application.sql grants what the application needs now.
+DO $revoke$
+DECLARE
+    v_grant record;
+BEGIN
+    FOR v_grant IN
+        SELECT DISTINCT c.relname, a.privilege_type,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END AS grantee
+          FROM pg_class c
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+          CROSS JOIN LATERAL aclexplode(c.relacl) a
+          LEFT JOIN pg_roles r ON r.oid = a.grantee
+         WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements')
+                OR a.privilege_type <> 'SELECT')
+    LOOP
+        EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);
+    END LOOP;
+END
+$revoke$;
+
+-- Every registered plan's save function, made (again) for its table as it is now: the upgrade
+-- to version 7 makes the first ones. The drafts plan registered by version 6 gets the columns of
+-- its writer paths; another plan registered then gets them from the next `phase init`.
+UPDATE cutover.record_plans e SET legacy_columns = ARRAY['title'], modern_columns = ARRAY['document']
+ WHERE e.plan = 'drafts' AND e.legacy_columns IS NULL AND e.modern_columns IS NULL
+   AND e.key_columns = ARRAY['id'] AND e.revision_column = 'revision';
+SELECT cutover.make_record_save(e.plan) FROM cutover.record_plans e ORDER BY e.plan;
+"""#
+
+    /// `sql/roles/grant_application.sql` at version 7.
+    static let grants = #"""
+-- What the application role needs, and nothing more. Step 2 of 2 (docs/runbooks/roles.md).
+--
+-- Run as cutover_migrator after `phase init`, and again after every `phase init` that upgrades
+-- the control schema:
+--   psql "postgresql://cutover_migrator@db.example:5432/app" -v ON_ERROR_STOP=1 -f sql/roles/grant_application.sql
+-- Safe to run again.
+
+GRANT USAGE ON SCHEMA cutover TO cutover_app;
+
+-- PostgresDraftStore checks the control schema's version before its first save.
+GRANT SELECT ON cutover.schema_version TO cutover_app;
+
+-- The save, the outcome counts and the reader registry go through functions that run as their
+-- owner and do only what they say: a claim in the ledger stands only with the write it belongs
+-- to, counts go to the server's current minute and only under known codes, a heartbeat, a leave
+-- or the report of the epoch an instance follows needs the registration's secret. The ledger, the
+-- outcome log and the registry need no grant, and are given none.
+-- The heartbeat and leave without a plan are version 5's, the drafts plan's, deprecated and
+-- dropped in a later version; they are granted for applications that still call them.
+GRANT EXECUTE ON FUNCTION
+    cutover.save_draft(text, text, bytea, text, bigint, text, text, jsonb, integer),
+    cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
+    cutover.read_record(text, jsonb),
+    cutover.record_outcomes(text, text[], text[], bigint[]),
+    cutover.record_outcomes(text[], text[], bigint[]),
+    cutover.reader_heartbeat(text, text, text, text, text[], text),
+    cutover.reader_heartbeat(text, text, text, text[], text),
+    cutover.reader_leave(text, text, text),
+    cutover.reader_leave(text, text),
+    cutover.reader_follows(text, text, text, bigint)
+  TO cutover_app;
+
+-- Each plan's own save function (cutover.make_record_save), which save_record calls and the
+-- record store calls directly: the same save. Functions made after this file ran are granted to
+-- the roles granted save_record then.
+DO $grant_saves$
+DECLARE
+    v_function text;
+BEGIN
+    FOR v_function IN SELECT e.save_function FROM cutover.record_plans e WHERE e.save_function IS NOT NULL LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO cutover_app',
+                       v_function);
+    END LOOP;
+END
+$grant_saves$;
+
+-- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant);
+-- PostgresRecordStore reads the name of its plan's save function.
+GRANT SELECT ON cutover.migration_state TO cutover_app;
+GRANT SELECT (plan, save_function) ON cutover.record_plans TO cutover_app;
+
+-- Nobody else may call the toolkit's functions.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA cutover FROM PUBLIC;
+
+-- The application's own table: rows only. Add DELETE if the application deletes drafts.
+GRANT SELECT, INSERT, UPDATE ON drafts TO cutover_app;
+"""#
+}

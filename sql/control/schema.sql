@@ -22,8 +22,7 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- ledger rows carry the record's key; 7 makes each registered plan a save function of its own,
 -- written out for its table (cutover.make_record_save), which save_record calls, and registers
 -- the columns each writer path writes; 8 makes those functions and save_record_dynamic again
--- with fewer expressions per save (PL/pgSQL makes each ready again in every transaction), and
--- declares the writer for the sync trigger with a SET clause instead of reading and restoring it.
+-- with fewer expressions per save, since PL/pgSQL makes each ready again in every transaction.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 

@@ -139,6 +139,30 @@ struct FleetTests {
         await db.close()
     }
 
+    /// A registration's heartbeat waits on the fleet between beats; stopping it cancels that
+    /// wait, which must end at once rather than at its timeout.
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledWaitForTheFleetEndsAtOnceAndSaysNo() async throws {
+        let db = try await StoreDatabase.make("fleet_cancelled_wait", phase: .expanded)
+        let fleet = try await FleetWriterPath.start(configuration: db.database.configuration(), plan: "drafts", pollInterval: .seconds(600))
+        let started = Completion()
+        let waiter = Task {
+            started.finish()
+            return await fleet.waitUntil(timeout: .seconds(3600)) { _ in false }
+        }
+        await started.wait()
+        waiter.cancel()
+        #expect(await waiter.value == false)
+        // Cancelled before it began to wait, too.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await fleet.waitUntil(timeout: .seconds(3600)) { _ in false }
+        }
+        #expect(await early.value == false)
+        await fleet.stop()
+        await db.close()
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func nothingHeldEarlierPinsTheFleetWhenTheDatabaseGoesBackToALowerEpoch() async throws {
         let db = try await StoreDatabase.make("fleet_lower_epoch", phase: .expanded)
@@ -232,9 +256,9 @@ struct FleetTests {
         }
         let failed = try #require(refusal?.failedChecks.first { $0.name == "live readers understand v2" })
         #expect(failed.observed == "1 of 2 live lack v2: old-web-1 (web 3.9: v1)")
-        // The old instance stops heartbeating; once it is stale the switch may go ahead. Its
-        // last heartbeat is set back past the limit (again, should one still in flight land).
-        old.abandon()
+        // The old instance stops heartbeating, none of its heartbeats still in flight; once it is
+        // stale the switch may go ahead. Its last heartbeat is set back past the limit.
+        await old.abandon()
         #expect(try await eventually(pause: .milliseconds(50)) {
             try await db.sql { connection in
                 try connection.execute(unsafeSQL: "UPDATE cutover.readers SET last_seen_at = now() - interval '1 hour' WHERE instance_id = 'old-web-1'")

@@ -247,7 +247,8 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
     }
 
     /// Waits until the setting held satisfies `condition` (checked now and after each change);
-    /// false when `timeout` passes first or the path stops being followed.
+    /// false when `timeout` passes first, the path stops being followed or the caller's task is
+    /// cancelled.
     ///
     /// ```swift
     /// let restored = await fleet.waitUntil(timeout: .seconds(10)) { $0 == .init(path: .modern, epoch: 7) }
@@ -260,10 +261,15 @@ public final class FleetWriterPath: WriterPathSource, Sendable {
             self?.release(id: id)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            changes.withLock { $0.append((id, condition, continuation)) }
-            // The setting may be there already.
-            release(matching: state.withLock { $0.setting })
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                changes.withLock { $0.append((id, condition, continuation)) }
+                // The setting may be there already, and the caller cancelled already.
+                release(matching: state.withLock { $0.setting })
+                if Task.isCancelled { release(id: id) }
+            }
+        } onCancel: { [weak self] in
+            self?.release(id: id)
         }
     }
 

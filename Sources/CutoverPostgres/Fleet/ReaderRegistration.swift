@@ -202,16 +202,27 @@ public final class ReaderRegistration: Sendable {
 
     /// Stops heartbeating and removes the instance from the registry.
     public func stop() async throws {
-        task.withLock { $0?.cancel() }
+        await endHeartbeats()
         let instanceID = instanceID
         let token = token
         let plan = plan
         try await pool.withConnection { try ReaderRegistry.leave(plan: plan, instanceID: instanceID, token: token, on: $0) }
     }
 
-    /// Stops heartbeating without leaving: the instance goes stale on its own.
-    public func abandon() {
-        task.withLock { $0?.cancel() }
+    /// Stops heartbeating without leaving: the instance goes stale on its own. Returns once no
+    /// heartbeat is in flight, so that none lands after it.
+    public func abandon() async {
+        await endHeartbeats()
+    }
+
+    /// Cancels the heartbeats and waits for the one in flight, if any: a heartbeat that landed
+    /// after `stop()` left would register the instance again.
+    private func endHeartbeats() async {
+        let running = task.withLock { task -> Task<Void, Never>? in
+            task?.cancel()
+            return task
+        }
+        await running?.value
     }
 
     deinit { task.withLock { $0?.cancel() } }

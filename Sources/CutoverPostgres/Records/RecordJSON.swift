@@ -23,8 +23,7 @@ package enum RecordJSON {
         var object = ObjectWriter(capacity: values.reduce(2) { total, member in
             if case .text(let text) = member.value { total + member.key.utf8.count + text.utf8.count + 8 } else { total + member.key.utf8.count + 24 }
         })
-        // One column, the common case, needs no sorting.
-        for (name, value) in values.count == 1 ? Array(values) : values.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
             switch value {
             case .null: object.member(name, raw: "null")
             case .text(let text): object.member(name, string: text)

@@ -82,8 +82,8 @@ struct BenchOptions: Sendable {
         help: "Where our save clients run: pool (the pool's task executor, the threads that read the answers) or cooperative (Swift's cooperative threads, a task's default).")
     static let statements = Option(
         "statements", type: .choice(["unnamed": PostgresConfiguration.PreparedStatements.unnamed, "prepared": .perConnection]),
-        default: .unnamed, valueName: "kind",
-        help: "How our save connections send statements: unnamed (safe through any pooler) or prepared (once per connection).")
+        default: .perConnection, valueName: "kind",
+        help: "How both sides of the save scenarios send statements: prepared (once per connection; pgbench -M prepared) or unnamed (the library's default, safe through any pooler; pgbench -M extended).")
 
     /// The benchmark's command line, for parsing and help.
     static let spec = CommandSpec(
@@ -117,8 +117,9 @@ struct BenchOptions: Sendable {
     var pgbenchPath: String?
     /// Where our side's save clients run between their awaits.
     var clientExecutor: ClientExecutor
-    /// How our side's connections send statements: unnamed (the library's default) or
-    /// prepared once per connection, to measure what preparing saves.
+    /// How both sides of the save scenarios send statements: prepared once per connection (as
+    /// an application connected directly would, and pgbench's `-M prepared`), or unnamed (the
+    /// library's default, for poolers; pgbench's `-M extended`).
     var preparedStatements: PostgresConfiguration.PreparedStatements
 
     /// The options `parsed` holds; `--quick` chooses the lengths that the others override.

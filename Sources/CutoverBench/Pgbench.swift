@@ -4,13 +4,22 @@ import PostgresClient
 
 /// PostgreSQL's pgbench, driving a baseline from a script of the repository's `Benchmarks/`.
 ///
-/// Every run uses `-n -M prepared` (no vacuum, prepared statements) and logs each
-/// transaction's latency (`-l`), from which the percentiles come.
+/// Every run uses `-n` (no vacuum) and `-M prepared` unless told to send its statements
+/// unprepared, and logs each transaction's latency (`-l`), from which the percentiles come.
 struct Pgbench: Sendable {
     /// The pgbench program.
     let executable: String
     /// The folder of scripts.
     let scriptsDirectory: String
+
+    /// How pgbench sends its statements (its `-M`).
+    enum QueryMode: String, Sendable {
+        /// Each statement prepared once per connection and run by name (`-M prepared`).
+        case prepared
+        /// Each statement parsed, bound and run in one go as the unnamed statement
+        /// (`-M extended`), as the library sends it by default.
+        case extended
+    }
 
     /// One finished pgbench run.
     struct Run: Sendable {
@@ -43,12 +52,12 @@ struct Pgbench: Sendable {
     /// - Parameter variables: pgbench variables (`-D name=value`), the same for every client.
     func run(script: String, target: (connectionString: String, environment: [String: String]),
              clients: Int, seconds: Int? = nil, transactions: Int? = nil,
-             variables: [(String, String)] = []) async throws -> Run {
+             variables: [(String, String)] = [], mode: QueryMode = .prepared) async throws -> Run {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("cutover-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var arguments = ["-n", "-M", "prepared", "-c", String(clients), "-j", String(min(clients, Self.threads)),
+        var arguments = ["-n", "-M", mode.rawValue, "-c", String(clients), "-j", String(min(clients, Self.threads)),
                          "-l", "--log-prefix=\(folder)/tx", "-f", scriptsDirectory + "/" + script]
         if let seconds { arguments += ["-T", String(seconds)] }
         if let transactions { arguments += ["-t", String(transactions)] }

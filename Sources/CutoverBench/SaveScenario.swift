@@ -49,7 +49,7 @@ struct SaveScenario {
 
         var isPgbench: Bool { rawValue.hasSuffix(".sql") }
         var savesOrders: Bool { self == .orders || self == .ordersTextbook }
-        var name: String { isPgbench ? "pgbench -M prepared " + rawValue : rawValue }
+        func name(_ mode: Pgbench.QueryMode) -> String { isPgbench ? "pgbench -M \(mode.rawValue) " + rawValue : rawValue }
     }
 
     /// The three stores a comparison saves through, over one pool.
@@ -150,7 +150,8 @@ struct SaveScenario {
                 let run = try await pgbench.run(script: side.rawValue, target: database.pgbenchTarget,
                                                 clients: clients, seconds: seconds,
                                                 variables: Self.pgbenchVariables(side, round: round, revision: revision,
-                                                                                 lockTimeout: lockTimeout))
+                                                                                 lockTimeout: lockTimeout),
+                                                mode: pgbenchMode)
                 measurement = Measurement(rate: run.tps, count: run.transactions, latencies: run.latencies,
                                           duration: run.duration, clientCPU: run.cpu)
             } else {
@@ -212,11 +213,11 @@ struct SaveScenario {
             }
             return ScenarioResult(
                 scenario: "\(name), \(label)", unit: "saves/s", ours: median(ours.map(\.rate)),
-                baselineName: side.name, baseline: median(baseline.map(\.rate)),
+                baselineName: side.name(pgbenchMode), baseline: median(baseline.map(\.rate)),
                 ratio: median(rounds.map(\.ratio)), goal: goal,
                 latencyOurs: latencyOurs.summary, latencyBaseline: latencyBaseline.summary,
                 rows: ours.map(\.count).reduce(0, +), duration: ours.map(\.duration.seconds).reduce(0, +),
-                rounds: rounds, extra: extra, settings: settings(clients: clients), notes: [oursSide.name])
+                rounds: rounds, extra: extra, settings: settings(clients: clients), notes: [oursSide.name(pgbenchMode)])
         }
         let save = ScenarioResult.Goal.ratioAtLeast(clients == 1 ? 1.25 : 1.0)
         return [
@@ -229,10 +230,17 @@ struct SaveScenario {
         ]
     }
 
+    /// How pgbench sends its statements: as our side does, prepared once per connection or
+    /// unnamed, so that both sides' servers parse the same.
+    private var pgbenchMode: Pgbench.QueryMode {
+        options.preparedStatements == .unnamed ? .extended : .prepared
+    }
+
     private func settings(clients: Int) -> String {
         "durable commits; \(clients) connections each side; \(options.lengths.rounds) rounds of \(options.lengths.seconds) s; "
             + (options.clientExecutor == .pool ? "our clients on the pool's task executor" : "our clients on the cooperative threads")
-            + (options.preparedStatements == .unnamed ? ", unnamed statements" : ", statements prepared per connection")
+            + (options.preparedStatements == .unnamed ? ", unnamed statements on both sides (pgbench -M extended)"
+                                                     : ", statements prepared per connection on both sides (pgbench -M prepared)")
     }
 
     /// CPU microseconds per save over a list of runs.

@@ -100,7 +100,11 @@ struct FailoverCommandTests {
             try await waitUntil("the row holder has the lock") {
                 try await db.value(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'failover-row-holder' AND query LIKE 'SELECT pg_sleep%'") == 1
             }
-            let started = try PhaseBinary.start(["switch", "modern", "--force-readers", "--reconnect-for", "180s"], databaseURL: db.url)
+            // The switch's wait for the row is bounded by the runner's session lock timeout (10 s),
+            // which a failover on a busy machine can outlast: this switch waits as long as the
+            // failover may take, so that the failover is what ends its wait.
+            let patient = db.url + "&options=" + "-c lock_timeout=300s".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let started = try PhaseBinary.start(["switch", "modern", "--force-readers", "--reconnect-for", "180s"], databaseURL: patient)
             try await waitUntil("the switch waits in its compare-and-set") {
                 try await db.value(Int.self, """
                     SELECT count(*) FROM pg_stat_activity

@@ -9,7 +9,7 @@ import PostgresClient
 ///   transaction, and beside pgbench sending exactly the store's SQL (`cutover.save_draft`).
 /// - "record store save" and "record store client overhead": the generic
 ///   `PostgresRecordStore<DraftRecords>` on the same drafts, beside the same textbook
-///   transaction and beside pgbench sending exactly its SQL (`cutover.save_record`); and
+///   transaction and beside pgbench sending exactly its SQL (`cutover.save_modern_drafts`); and
 ///   "record store vs drafts store", the two stores' rates side by side.
 /// - "orders save": `PostgresRecordStore<BenchOrders>` on `examples/orders-status-code`'s
 ///   `orders` after expand (revision: the row's `xmin`), beside its own textbook transaction.
@@ -328,9 +328,12 @@ struct SaveScenario {
         if side == .recordSQL {
             let request = SaveRequest<DraftRecords>(operationScope: key, operationID: "1", key: RecordKey(.text(key)),
                                                     expectedRevision: 1, content: content)
-            let columns = String(decoding: RecordJSON.columns(DraftRecords.modern.encode(content)), as: UTF8.self)
-            return common + [("rev", "0"), ("plan", DraftRecords.planName), ("request", hex(request.canonicalEncoding)),
-                             ("columns", columns), ("lock_timeout_ms", String(lockTimeout))]
+            // The modern format's one column, as the record store's codec writes it.
+            guard case .text(let written)? = DraftRecords.modern.encode(content)["document"] else {
+                preconditionFailure("the drafts entity's modern format writes its document as text")
+            }
+            return common + [("rev", "0"), ("request", hex(request.canonicalEncoding)),
+                             ("document", written), ("lock_timeout_ms", String(lockTimeout))]
         }
         let request = SaveDraft(operationScope: key, operationID: "1", draftID: key, expectedRevision: 1, content: content)
         return common + [("rev", "0"), ("request", hex(request.canonicalEncoding)),

@@ -215,8 +215,29 @@ struct PostgresRecordStoreTests {
         await db.close()
     }
 
-    /// The store calls the plan's own save function, read when it was made; when that function
-    /// is gone, the call never ran, and the same save goes through `cutover.save_record`.
+    /// A save of exactly one path's columns goes to that path's own function
+    /// (`cutover.save_modern_<plan>`), with its values as text: it commits and replays with
+    /// `cutover.save_record` and the plan's JSON function gone.
+    @Test(.timeLimit(.minutes(3)))
+    func aSaveOfOnePathsColumnsCallsThatPathsOwnFunction() async throws {
+        let db = try await RecordDatabase<ContractOrders>.make("records_path_function", table: .orders, poolSize: 1)
+        let modern = RecordAdapter(storage: db.store, path: .modern)
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: """
+                DROP FUNCTION cutover.save_record_orders_status_code(text, text, jsonb, bigint, text, jsonb, bytea, integer);
+                DROP FUNCTION cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer);
+                """)
+        }
+        #expect(try await modern.save(order("create", expected: 0, .pending)).revision == 1)
+        #expect(try await modern.save(order("create", expected: 0, .pending)).revision == 1)
+        #expect(try await modern.save(order("pay", expected: 1, .paid)).revision == 2)
+        #expect(try await row(db) == "paid 2")
+        #expect(try await db.ledgerCount() == 2)
+        await db.close()
+    }
+
+    /// The store calls the path's own save function and the plan's, read when it was made;
+    /// when they are gone, the call never ran, and the same save goes through `cutover.save_record`.
     @Test(.timeLimit(.minutes(3)))
     func aSaveWhoseOwnFunctionIsGoneGoesThroughSaveRecordAndCommitsOnce() async throws {
         let db = try await RecordDatabase<ContractOrders>.make("records_own_function_gone", table: .orders, poolSize: 1)
@@ -224,8 +245,9 @@ struct PostgresRecordStoreTests {
         #expect(try await modern.save(order("create", expected: 0, .pending)).revision == 1)
         try await db.sql { connection in
             try connection.execute(unsafeSQL: """
+                DROP FUNCTION cutover.save_modern_orders_status_code(text, text, text, bigint, text, bytea, integer);
                 DROP FUNCTION cutover.save_record_orders_status_code(text, text, jsonb, bigint, text, jsonb, bytea, integer);
-                UPDATE cutover.record_plans SET save_function = NULL WHERE plan = 'orders-status-code';
+                UPDATE cutover.record_plans SET save_function = NULL, modern_save_function = NULL WHERE plan = 'orders-status-code';
                 """)
         }
         #expect(try await modern.save(order("pay", expected: 1, .paid)).revision == 2)

@@ -150,8 +150,23 @@ struct RecordSaveFunctionTests {
                 """)
             try RecordPlanRegistry.register(plan: "items", table: "items", key: ["id"], revision: "revision",
                                             legacyColumns: ["a"], modernColumns: ["b"], on: connection)
+            // a is the legacy path's column, b the modern path's.
             func save(_ operation: String, expected: Int64, _ columns: String) -> Answer {
-                Self.save(connection, plan: "items", operation, key: #"{"id": 7}"#, expected: expected, path: "legacy", columns: columns)
+                Self.save(connection, plan: "items", operation, key: #"{"id": 7}"#, expected: expected,
+                          path: columns.contains(#""b""#) ? "modern" : "legacy", columns: columns)
+            }
+            // A path's own function, called as the Swift store does: text values in the registered order.
+            func direct(_ path: String, _ operation: String, expected: Int64, _ value: String) -> Answer {
+                do {
+                    let row = try connection.query("""
+                        SELECT outcome, revision FROM cutover.save_\(unsafeRaw: path)_items('s', \(operation), '7', \(expected), \(value), '\\x01')
+                        """)[0]
+                    return .row(try row.decode(String.self, "outcome"), try row.decode(Int64?.self, "revision"))
+                } catch let error as PostgresError {
+                    return .raised(error.sqlState?.rawValue ?? "", error.message)
+                } catch {
+                    return .raised("", "\(error)")
+                }
             }
             func dynamic() throws -> Int { try Self.dynamicStatements(connection, plan: "items") }
 
@@ -164,28 +179,36 @@ struct RecordSaveFunctionTests {
             // b dropped by hand: its saves are refused by name, a's still run the function's statements.
             try connection.execute(unsafeSQL: "ALTER TABLE items DROP COLUMN b")
             #expect(save("4", expected: 2, #"{"b": "z"}"#)
-                == .raised("CU004", "public.items has no column b: the legacy format is no longer stored (contract removed it); save through the modern writer"))
+                == .raised("CU004", "public.items has no column b: the modern format is not stored yet (run expand first); save through the legacy writer"))
             #expect(save("5", expected: 2, #"{"a": "w"}"#) == .row("committed", 3))
             #expect(try dynamic() == 0)
+            // Called directly, the modern path's function names the column it lacks; the store
+            // then saves through save_record, which says CU004 as above.
+            #expect(direct("modern", "5b", expected: 3, "z") == .raised("42703", "column t.b does not exist"))
 
             // a made an integer by hand: its saves are made at the call, for the new type.
             try connection.execute(unsafeSQL: "ALTER TABLE items ALTER COLUMN a TYPE integer USING NULL")
             #expect(save("6", expected: 3, #"{"a": 12}"#) == .row("committed", 4))
             #expect(try dynamic() == 1)
+            // So does a direct call of the legacy path's function, made for varchar(5).
+            #expect(direct("legacy", "6b", expected: 4, "123456") == .row("committed", 5))
+            #expect(try dynamic() == 1)
             // Made again, the function writes the integer itself.
             _ = try connection.query("SELECT cutover.make_record_save('items')")
-            #expect(save("7", expected: 4, #"{"a": 13}"#) == .row("committed", 5))
+            #expect(save("7", expected: 5, #"{"a": 13}"#) == .row("committed", 6))
+            #expect(direct("legacy", "7b", expected: 6, "14") == .row("committed", 7))
+            #expect(direct("legacy", "7b", expected: 6, "14") == .row("replayed", 7))
             #expect(try dynamic() == 1)
             let row = try connection.query("SELECT a || ' ' || revision AS r FROM items")[0]
-            #expect(try row.decode(String.self, "r") == "13 5")
+            #expect(try row.decode(String.self, "r") == "14 7")
 
             // The table gone: the function is dropped with its next making, and a save says why.
             try connection.execute(unsafeSQL: "DROP TABLE items")
-            #expect(save("8", expected: 5, #"{"a": 14}"#) == .raised("CU006", "table public.items of plan items does not exist"))
+            #expect(save("8", expected: 7, #"{"a": 15}"#) == .raised("CU006", "table public.items of plan items does not exist"))
             _ = try connection.query("SELECT cutover.make_record_save('items')")
             let left = try connection.query("""
                 SELECT (SELECT save_function FROM cutover.record_plans WHERE plan = 'items') IS NULL AS cleared,
-                       NOT EXISTS (SELECT FROM pg_proc WHERE proname = 'save_record_items') AS dropped
+                       NOT EXISTS (SELECT FROM pg_proc WHERE proname IN ('save_record_items', 'save_legacy_items', 'save_modern_items')) AS dropped
                 """)[0]
             #expect(try left.decode(Bool.self, "cleared") && left.decode(Bool.self, "dropped"))
         }

@@ -88,9 +88,13 @@ enum RecordTable: String, Sendable, CaseIterable {
         if self != .drafts { try RecordPlanRegistry.register(compiled.declaration, on: connection) }
         let steps = CompiledSteps(compiled: compiled, connection: connection)
         guard layout != .baseline else { return }
+        // As the phase runner does, the plan's save functions are made again after each step
+        // that changes the table.
         try steps.run(.expand)
+        try RecordPlanRegistry.remakeSave(plan: compiled.declaration.name, on: connection)
         guard layout == .contracted else { return }
         try steps.backfill(batchSize: 100)
         try steps.run(.contract)
+        try RecordPlanRegistry.remakeSave(plan: compiled.declaration.name, on: connection)
     }
 }

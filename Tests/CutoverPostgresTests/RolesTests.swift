@@ -76,9 +76,10 @@ struct RolesTests {
                 "public.drafts: INSERT, SELECT, UPDATE",
             ])
             // Each of heartbeat, leave and record_outcomes twice: with the plan, and version 5's without it;
-            // the drafts plan's own save function, which save_record calls.
+            // the drafts plan's own save functions: the one save_record calls, and the legacy
+            // path's (the modern path's comes with expand).
             #expect(functions == ["read_record", "reader_follows", "reader_heartbeat", "reader_heartbeat", "reader_leave", "reader_leave",
-                                  "record_outcomes", "record_outcomes", "save_draft", "save_record", "save_record_drafts"])
+                                  "record_outcomes", "record_outcomes", "save_draft", "save_legacy_drafts", "save_record", "save_record_drafts"])
             #expect(publicFunctions.isEmpty)
         }
     }

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 8.
+-- Cutover's control schema, version 9.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -22,7 +22,10 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- ledger rows carry the record's key; 7 makes each registered plan a save function of its own,
 -- written out for its table (cutover.make_record_save), which save_record calls, and registers
 -- the columns each writer path writes; 8 makes those functions and save_record_dynamic again
--- with fewer expressions per save, since PL/pgSQL makes each ready again in every transaction.
+-- with fewer expressions per save, since PL/pgSQL makes each ready again in every transaction;
+-- 9 makes each plan a save function per writer path, taking the key's and the path's columns as
+-- text parameters read once as their columns' types (cutover.record_plans.legacy_save_function
+-- and modern_save_function), which the plan's save_record_<plan> calls.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -111,7 +114,9 @@ CREATE TABLE IF NOT EXISTS cutover.record_plans (
     registered_at timestamptz NOT NULL DEFAULT now(),
     legacy_columns text[],
     modern_columns text[],
-    save_function text
+    save_function text,
+    legacy_save_function text,
+    modern_save_function text
 );
 
 -- The columns each writer path writes, as the plan declares them, and the save function made
@@ -120,6 +125,11 @@ ALTER TABLE cutover.record_plans
     ADD COLUMN IF NOT EXISTS legacy_columns text[],
     ADD COLUMN IF NOT EXISTS modern_columns text[],
     ADD COLUMN IF NOT EXISTS save_function text;
+
+-- Each writer path's own save function (version 9), made by cutover.make_record_save.
+ALTER TABLE cutover.record_plans
+    ADD COLUMN IF NOT EXISTS legacy_save_function text,
+    ADD COLUMN IF NOT EXISTS modern_save_function text;
 
 -- The statements cutover.save_record_dynamic made for a plan's table in one shape (its oid, and the
 -- xmin of the pg_attribute row of each column the save names, which every change of that column
@@ -764,36 +774,67 @@ BEGIN
 END
 $statements$;
 
--- The text of a save function: save_record_dynamic's, and each plan's that make_record_save
--- makes. What they share is written here once: the checks of the parameters, the claim in the
--- ledger, the write declared as the path's writer, and the outcome when nothing was written.
---   p_function   its name; p_plan its plan, as an SQL expression: p_plan (a parameter that comes
---                first, for save_record_dynamic) or a plan's name as a literal
---   p_declare    its own variables; p_check a condition of its own, after ' OR ', that fails the
---                parameters (or ''), and p_check_message what the message adds for it
+-- The parts of a save function that takes its key and columns as JSON (save_record_dynamic, and
+-- each plan's save_record_<plan>): its parameters (p_plan first when p_plan is 'p_plan'), the
+-- condition that refuses them and its message (with p_extra_condition after ' OR ' and
+-- p_extra_message after it), and the canonical request the server puts together when the caller
+-- sends none. Written once here for both. Internal to the installer and make_record_save.
+CREATE OR REPLACE FUNCTION cutover.record_json_parameters(
+    p_plan text, p_extra_condition text, p_extra_message text,
+    OUT parameters text, OUT check_condition text, OUT check_message text, OUT canonical_request text)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $json_parameters$
+SELECT CASE WHEN p_plan = 'p_plan' THEN 'p_plan text, ' ELSE '' END
+       || 'p_scope text, p_operation_id text, p_key jsonb, p_expected bigint, p_path text, p_columns jsonb, '
+       || 'p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL',
+       $condition$length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255
+       OR p_expected IS NULL OR p_expected < 0 OR p_path IS NULL OR p_path NOT IN ('legacy', 'modern')
+       OR jsonb_typeof(p_columns) IS DISTINCT FROM 'object' OR p_columns = '{}'::jsonb
+       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object'$condition$ || p_extra_condition,
+       'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects'
+       || p_extra_message,
+       format($request$convert_to(
+            jsonb_build_array('cutover.save-record-sql.1', %s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')$request$,
+              p_plan)
+$json_parameters$;
+
+-- The text of a function that saves: save_record_dynamic's, and each plan's per writer path that
+-- make_record_save makes. What they share is written here once: the checks of the parameters,
+-- the claim in the ledger, the write declared as the path's writer, and the outcome when nothing
+-- was written.
+--   p_function   its name; p_parameters its parameters (p_scope, p_operation_id, p_expected,
+--                p_request and p_lock_timeout_ms among them)
+--   p_plan       its plan, as an SQL expression: p_plan, or a plan's name as a literal
+--   p_declare    its own variables; p_check the condition that refuses the parameters, and
+--                p_check_message the message then
 --   p_prepare    what it does before the claim (what to write, or a return when another
---                function saves); p_predicted the revision the write will commit, as an
---                expression; p_write the write, setting revision and outcome ('committed') when
---                it applied; p_corrects whether a write may commit another revision than the one
---                predicted (the row's xmin, after a subtransaction), which the ledger then gets;
---                p_current the statement reading the current revision into v_current
+--                function saves); p_request the canonical request to make when the caller
+--                sends none, or NULL when p_check refuses a NULL one
+--   p_record_key and p_path  the ledger's record_key and path, as expressions; the path is
+--                declared with set_config for the write (a function's own SET clause would be
+--                cheaper, but from PostgreSQL 15 only a superuser may give one for a custom
+--                setting)
+--   p_predicted the revision the write will commit, as an expression; p_write the write,
+--                setting revision and outcome ('committed') when it applied; p_corrects whether a
+--                write may commit another revision than the one predicted (the row's xmin, after
+--                a subtransaction), which the ledger then gets; p_current the statement reading
+--                the current revision into v_current
 -- PL/pgSQL makes every expression it evaluates ready again in each transaction, so once per
 -- save, for about as much as the expression's own work: the text keeps a committing save's
 -- expressions few, folds the checks into one condition, and computes the predicted revision
 -- inside the claim's INSERT.
 DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text);
+DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text, text, boolean, text);
 CREATE OR REPLACE FUNCTION cutover.record_save_source(
-    p_function text, p_plan text, p_declare text, p_check text, p_check_message text, p_prepare text,
+    p_function text, p_parameters text, p_plan text, p_declare text, p_check text,
+    p_check_message text, p_prepare text, p_request text, p_record_key text, p_path text,
     p_predicted text, p_write text, p_corrects boolean, p_current text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $source$
 -- The body's dollar quote is made of the md5 of all that goes into it, which none of it can hold.
 SELECT format($template$
-CREATE OR REPLACE FUNCTION %1$s(%2$s
-    p_scope text, p_operation_id text, p_key jsonb, p_expected bigint,
-    p_path text, p_columns jsonb, p_request bytea DEFAULT NULL, p_lock_timeout_ms integer DEFAULT NULL,
+CREATE OR REPLACE FUNCTION %1$s(%2$s,
     OUT outcome text, OUT revision bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %11$s
-DECLARE%3$s
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %4$s
+DECLARE%5$s
     v_fingerprint bytea;
     v_stored_fingerprint bytea;
     v_stored_revision bigint;
@@ -802,31 +843,22 @@ DECLARE%3$s
     v_setting text;
 BEGIN
     v_setting := CASE WHEN p_lock_timeout_ms IS NOT NULL THEN set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true) END;
-    IF length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255
-       OR p_expected IS NULL OR p_expected < 0 OR p_path IS NULL OR p_path NOT IN ('legacy', 'modern')
-       OR jsonb_typeof(p_columns) IS DISTINCT FROM 'object' OR p_columns = '{}'::jsonb
-       OR jsonb_typeof(p_key) IS DISTINCT FROM 'object'%4$s THEN
-        RAISE EXCEPTION USING ERRCODE = '22023',
-            MESSAGE = 'save_record: scope and operation ID of 1 to 255 characters, p_expected >= 0, p_path legacy or modern, p_key and p_columns JSON objects' || %5$L;
+    IF %6$s THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = %7$L;
     END IF;
-%6$s
+%8$s
 
     -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
-    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.
-    --    Without a canonical request the server puts one together (an expression made ready
-    --    only when it runs, so that a save that brings its own does not pay for it).
-    IF p_request IS NULL THEN
-        p_request := %12$s;
-    END IF;
+    --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.%9$s
     INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
-    VALUES (%7$s, p_scope, p_operation_id, sha256(p_request), p_key, %8$s, p_path)
+    VALUES (%10$s, p_scope, p_operation_id, sha256(p_request), %11$s, %12$s, %13$s)
     ON CONFLICT (plan, scope, operation_id) DO NOTHING;
     IF NOT FOUND THEN
         v_fingerprint := sha256(p_request);
         FOR attempt IN 1..3 LOOP
             SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
               FROM cutover.operation_ledger l
-             WHERE l.plan = %7$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+             WHERE l.plan = %10$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
             IF FOUND THEN
                 IF v_stored_fingerprint = v_fingerprint THEN
                     outcome := 'replayed';
@@ -838,24 +870,21 @@ BEGIN
             END IF;
             -- The claim that stood in the way was pruned meanwhile: claim again.
             INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
-            VALUES (%7$s, p_scope, p_operation_id, v_fingerprint, p_key, %8$s, p_path)
+            VALUES (%10$s, p_scope, p_operation_id, v_fingerprint, %11$s, %12$s, %13$s)
             ON CONFLICT (plan, scope, operation_id) DO NOTHING;
             EXIT WHEN FOUND;
         END LOOP;
     END IF;
 
     -- 2. The conditional write, declared as the path's writer for the sync trigger; the
-    --    caller's declaration, if any, is given back afterwards.
-    v_writer := current_setting('cutover.writer', true);
-    v_setting := set_config('cutover.writer', CASE p_path WHEN 'modern' THEN 'modern' ELSE '' END, true);
-%9$s
-    v_setting := set_config('cutover.writer', coalesce(v_writer, ''), true);
-    IF outcome IS NOT NULL THEN%10$s
+    --    caller's declaration, if any, is given back afterwards.%14$s
+%15$s%16$s
+    IF outcome IS NOT NULL THEN%17$s
         RETURN;
     END IF;
 
     -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
-    %13$s
+    %18$s
     IF v_current IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
     ELSIF v_current = p_expected THEN
@@ -864,37 +893,47 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
     END IF;
 END
-%11$s
+%4$s
 $template$,
-    p_function, CASE WHEN p_plan = 'p_plan' THEN ' p_plan text,' ELSE '' END, p_declare, p_check, p_check_message,
-    p_prepare, p_plan, p_predicted, p_write,
+    p_function, p_parameters, '',
+    '$save_' || md5(concat_ws(',', p_function, p_parameters, p_plan, p_declare, p_check, p_check_message,
+                              p_prepare, p_request, p_record_key, p_path, p_predicted, p_write,
+                              p_corrects, p_current)) || '$',
+    p_declare, p_check, p_check_message, p_prepare,
+    -- Without a canonical request the server puts one together (an expression made ready only
+    -- when it runs, so that a save that brings its own does not pay for it).
+    CASE WHEN p_request IS NULL THEN ''
+         ELSE format(E'\n    IF p_request IS NULL THEN\n        p_request := %s;\n    END IF;', p_request) END,
+    p_plan, p_record_key, p_predicted, p_path,
+    format(E'\n    v_writer := current_setting(''cutover.writer'', true);'
+           || E'\n    v_setting := set_config(''cutover.writer'', CASE %s WHEN ''modern'' THEN ''modern'' ELSE '''' END, true);',
+           p_path),
+    p_write,
+    E'\n    v_setting := set_config(''cutover.writer'', coalesce(v_writer, ''''), true);',
     CASE WHEN p_corrects THEN format($correct$
         IF revision <> (%1$s) THEN
             v_current := revision;
             UPDATE cutover.operation_ledger l SET revision = v_current
              WHERE l.plan = %2$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
         END IF;$correct$, p_predicted, p_plan) ELSE '' END,
-    '$save_' || md5(concat_ws(',', p_function, p_plan, p_declare, p_check, p_check_message, p_prepare, p_predicted,
-                              p_write, p_corrects, p_current)) || '$',
-    format($request$convert_to(
-            jsonb_build_array('cutover.save-record-sql.1', %s, p_scope, p_operation_id, p_key, p_expected, p_columns)::text, 'UTF8')$request$, p_plan),
     p_current)
 $source$;
-
 -- save_record's work for any shape of the table and any columns, its statements put together
 -- per call from the registration and the catalog (cutover.record_statements_for): the same
 -- parameters, outcomes and errors as save_record. Internal to save_record and the functions
 -- make_record_save makes.
 DO $save_record_dynamic$
+DECLARE
+    v_json record := cutover.record_json_parameters('p_plan', '', '');
 BEGIN
-    EXECUTE cutover.record_save_source('cutover.save_record_dynamic', 'p_plan',
+    EXECUTE cutover.record_save_source('cutover.save_record_dynamic', v_json.parameters, 'p_plan',
         $declare$
     v_entity cutover.record_plans;
     v_table regclass;
     v_shape text;
     v_columns text;
     v_statements cutover.record_statements;
-    v_key_count bigint;$declare$, '', '',
+    v_key_count bigint;$declare$, v_json.check_condition, v_json.check_message,
         $prepare$
     -- The plan's entity, its table's shape now, and the statements made for that shape and
     -- these columns if a save made them before: one query, on indexes.
@@ -926,6 +965,7 @@ BEGIN
     IF v_statements.plan IS NULL THEN
         v_statements := cutover.record_statements_for(v_entity, v_table, v_shape, v_columns, p_path, p_columns);
     END IF;$prepare$,
+        v_json.canonical_request, 'p_key', 'p_path',
         $predicted$CASE WHEN v_entity.revision_column IS NULL THEN (pg_current_xact_id()::text::numeric % 4294967296)::bigint
                         WHEN p_expected = 0 THEN 1
                         WHEN p_expected = 9223372036854775807 THEN 0
@@ -996,58 +1036,57 @@ BEGIN
 END
 $save_entry$;
 
--- The statements of a plan's save function's branches as PL/pgSQL: the first branch's when
--- v_branch is 1, and so on, the last one without a test (v_branch is one of them there).
--- Internal to make_record_save.
-CREATE OR REPLACE FUNCTION cutover.record_save_branches(p_statements text[])
-RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $branches$
-SELECT CASE WHEN cardinality(p_statements) = 1 THEN '        ' || p_statements[1]
-            ELSE string_agg(CASE WHEN b.n = 1 THEN format(E'        IF v_branch = %s THEN\n            %s', b.n, b.statement)
-                                 WHEN b.n = cardinality(p_statements) THEN format(E'        ELSE\n            %s\n        END IF;', b.statement)
-                                 ELSE format(E'        ELSIF v_branch = %s THEN\n            %s', b.n, b.statement) END,
-                            E'\n' ORDER BY b.n) END
-  FROM unnest(p_statements) WITH ORDINALITY AS b(statement, n)
-$branches$;
+DROP FUNCTION IF EXISTS cutover.record_save_branches(text[]);
 
--- Makes (or makes again) plan p_plan's own save function, cutover.save_record_<plan>, from its
--- registration and its table as it is now, and returns its name; NULL, dropping any made before,
--- when the table does not exist. cutover.save_record calls it for every save of the plan.
---
--- It is save_record_dynamic's work with its statements written out for the table: for each
--- writer path the plan declares columns for (record_plans.legacy_columns and modern_columns)
--- and the table holds now, an INSERT and a conditional UPDATE of exactly those columns, with
--- the key's and the columns' types of the catalog. PL/pgSQL plans each once per session, where
--- save_record_dynamic builds and plans its statements at every call. A save whose columns are
--- another set, or a table that no longer holds a path's columns, its key or its revision, goes
--- to save_record_dynamic, which gives the same outcomes, errors included: a function made
--- before a change of the table is slower, never wrong. The phase runner makes it again in the
--- transaction of every step that changes the table (expand, contract and their reverts);
--- register_record_plan and the installer also do. A column whose type has changed since (by
--- hand) sends its saves to save_record_dynamic too, until this is called again. Values are read
--- as their column's type without its modifier, so that the column's own length or precision
--- applies as in any INSERT or UPDATE (a value too long for varchar(n) fails; it is not cut).
--- Only the schema's owner may call it; the function it makes runs as the owner, like save_record,
--- and is executable by the roles granted save_record, which may call it directly (the Swift
--- store does, to spare save_record's EXECUTE).
+-- Makes (or makes again) plan p_plan's own save functions from its registration and its table as
+-- it is now; drops them (and returns NULL) when the table does not exist.
+--   cutover.save_legacy_<plan> and cutover.save_modern_<plan>, one per writer path whose columns
+--     the table holds (neither the key nor the revision among them), are the save itself,
+--     written out for the table and planned once per session: p_scope, p_operation_id, then the
+--     key's columns in the registered order, p_expected, the path's columns in the registered
+--     order, p_request (the canonical request, required) and p_lock_timeout_ms. Every key and
+--     column value is text, read as its column's type by a cast in the statement (NULL as
+--     NULL), so that one parse reads it. The Swift store calls them. A function made before its
+--     table changed by hand is slower, never wrong: a column whose type is not the one written
+--     out sends the save to save_record_dynamic (its values then stored in the ledger's
+--     record_key as JSON strings), and a column gone raises 42703, which the store answers by
+--     saving through save_record instead.
+--   cutover.save_record_<plan> (the name kept in save_function), which save_record calls, takes
+--     save_record's parameters but the plan, and sends a save whose p_columns are exactly its
+--     path's columns, the table holding them, to that path's function; any other save to
+--     save_record_dynamic, which gives the same outcomes, errors included.
+-- Values are read as their column's type without its modifier, so that the column's own length
+-- or precision applies as in any INSERT or UPDATE (a value too long for varchar(n) fails; it is
+-- not cut). The phase runner makes them again in the transaction of every step that changes the
+-- table (expand, contract and their reverts); register_record_plan and the installer also do.
+-- Only the schema's owner may call it; the functions it makes run as the owner, like
+-- save_record, and are executable by the roles granted save_record.
 CREATE OR REPLACE FUNCTION cutover.make_record_save(p_plan text)
 RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $make$
 DECLARE
     v_entity cutover.record_plans;
     v_table regclass;
+    v_slug text;
     v_name text;
     v_types jsonb;
     v_type_ids jsonb;
     v_keys text[];
     v_guarded text[];
     v_revision text;
-    v_match text;
-    v_set text[];
-    v_choose text := '';
-    v_check text := '';
-    v_inserts text[] := '{}';
-    v_updates text[] := '{}';
-    v_branch integer := 0;
+    v_json record;
     v_path integer;
+    v_path_name text;
+    v_set text[];
+    v_typed text[] := ARRAY[NULL, NULL]::text[];
+    v_signature text;
+    v_key_values text[];
+    v_column_values text[];
+    v_match text;
+    v_choose text := '';
+    v_calls text := '';
+    v_body text;
+    v_made text[] := '{}';
+    v_function text;
     v_grantee text;
 BEGIN
     SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
@@ -1066,6 +1105,127 @@ BEGIN
          WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped
            AND a.attgenerated = '' AND a.attidentity <> 'a';
     END IF;
+    v_slug := left(trim(both '_' FROM regexp_replace(lower(p_plan), '[^a-z0-9]+', '_', 'g')), 40);
+    v_revision := CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
+                       ELSE format('t.%I', v_entity.revision_column) END;
+
+    -- One function per writer path whose columns the table holds, none of them the key or the
+    -- revision, and few enough for jsonb_build_object.
+    FOR v_path IN 1..2 LOOP
+        v_path_name := CASE v_path WHEN 1 THEN 'legacy' ELSE 'modern' END;
+        v_set := coalesce(CASE v_path WHEN 1 THEN v_entity.legacy_columns ELSE v_entity.modern_columns END, '{}');
+        v_name := CASE v_path WHEN 1 THEN v_entity.legacy_save_function ELSE v_entity.modern_save_function END;
+        IF v_types IS NULL OR NOT v_types ?& v_guarded OR cardinality(v_set) = 0 OR cardinality(v_set) > 49
+           OR NOT v_types ?& v_set OR v_set && v_guarded THEN
+            CONTINUE;
+        END IF;
+        -- A name of its own, kept once given, with a part of the plan's md5 when another
+        -- plan's function has it.
+        IF v_name IS NULL THEN
+            v_name := 'save_' || v_path_name || '_' || v_slug;
+            IF EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = 'cutover'::regnamespace AND f.proname = v_name) THEN
+                v_name := v_name || '_' || left(md5(p_plan), 8);
+            END IF;
+            v_name := format('cutover.%I', v_name);
+        END IF;
+        v_typed[v_path] := v_name;
+        v_signature := 'text, text, ' || repeat('text, ', cardinality(v_keys)) || 'bigint, '
+                       || repeat('text, ', cardinality(v_set)) || 'bytea, integer';
+        -- A registration whose key or columns changed leaves a function of another signature.
+        FOR v_function IN
+            SELECT f.oid::regprocedure::text FROM pg_proc f
+             WHERE f.oid = ANY (SELECT p.oid FROM pg_proc p WHERE p.pronamespace = 'cutover'::regnamespace
+                                   AND quote_ident(p.proname) = split_part(v_name, '.', 2))
+               AND f.oid IS DISTINCT FROM to_regprocedure(v_name || '(' || v_signature || ')')
+        LOOP
+            EXECUTE format('DROP FUNCTION %s', v_function);
+        END LOOP;
+        -- $3 is the first key column, the path's first column comes after p_expected.
+        SELECT array_agg(format('$%s::%s', 2 + k.n, v_types ->> k.c) ORDER BY k.n) INTO v_key_values
+          FROM unnest(v_keys) WITH ORDINALITY AS k(c, n);
+        SELECT array_agg(format('$%s::%s', 3 + cardinality(v_keys) + c.n, v_types ->> c.c) ORDER BY c.n) INTO v_column_values
+          FROM unnest(v_set) WITH ORDINALITY AS c(c, n);
+        v_match := (SELECT string_agg(format('t.%I = %s', k.c, v_key_values[k.n]), ' AND ')
+                      FROM unnest(v_keys) WITH ORDINALITY AS k(c, n));
+        EXECUTE cutover.record_save_source(v_name,
+            'p_scope text, p_operation_id text, ' || repeat('text, ', cardinality(v_keys)) || 'p_expected bigint, '
+                || repeat('text, ', cardinality(v_set)) || 'p_request bytea, p_lock_timeout_ms integer DEFAULT NULL',
+            quote_literal(p_plan),
+            E'\n    v_made integer;',
+            'length(p_scope) NOT BETWEEN 1 AND 255 OR length(p_operation_id) NOT BETWEEN 1 AND 255'
+                || ' OR p_expected IS NULL OR p_expected < 0 OR p_request IS NULL'
+                || (SELECT string_agg(format(' OR $%s IS NULL', 2 + k.n), '') FROM unnest(v_keys) WITH ORDINALITY AS k(c, n)),
+            format('save_%s: scope and operation ID of 1 to 255 characters, p_expected >= 0, a canonical request, and %s',
+                   v_path_name, array_to_string(v_keys, ', ')),
+            format($prepare$
+    -- Made by cutover.make_record_save for the types its table's columns had. A row of NULLs
+    -- that a join to no row of the table gives has their types now: a query on the table, whose
+    -- plan is made again when the table changes. Another type sends the save to
+    -- save_record_dynamic, which reads the values as the table's types are now.
+    SELECT CASE WHEN %1$s THEN 1 END INTO v_made FROM (SELECT) AS one LEFT JOIN %2$s AS t ON false;
+    IF v_made IS NULL THEN
+        SELECT d.outcome, d.revision INTO outcome, revision
+          FROM cutover.save_record_dynamic(%3$L, p_scope, p_operation_id, jsonb_build_object(%4$s), p_expected, %5$L,
+                                           jsonb_build_object(%6$s), p_request, p_lock_timeout_ms) AS d;
+        RETURN;
+    END IF;$prepare$,
+                (SELECT string_agg(format('pg_typeof(t.%I) = %s::regtype', c, v_type_ids ->> c), ' AND ')
+                   FROM unnest(v_guarded || v_set) AS c),
+                v_table, p_plan,
+                (SELECT string_agg(format('%L, $%s', k.c, 2 + k.n), ', ') FROM unnest(v_keys) WITH ORDINALITY AS k(c, n)),
+                v_path_name,
+                (SELECT string_agg(format('%L, $%s', c.c, 3 + cardinality(v_keys) + c.n), ', ')
+                   FROM unnest(v_set) WITH ORDINALITY AS c(c, n))),
+            NULL,
+            format('jsonb_build_object(%s)', (SELECT string_agg(format('%L, %s', k.c, v_key_values[k.n]), ', ')
+                                                FROM unnest(v_keys) WITH ORDINALITY AS k(c, n))),
+            quote_literal(v_path_name),
+            CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
+                 ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
+            format(E'    IF p_expected = 0 THEN\n        %s\n    %s\n        %s\n    END IF;',
+                format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s, ''committed''::text INTO revision, outcome;',
+                    v_table,
+                    (SELECT string_agg(format('%I', c), ', ') FROM unnest(v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL)) AS c),
+                    array_to_string(v_key_values || v_column_values || CASE WHEN v_entity.revision_column IS NULL THEN '{}'::text[] ELSE ARRAY['1'] END, ', '),
+                    (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_keys) AS k),
+                    v_revision),
+                CASE WHEN v_entity.revision_column IS NULL THEN 'ELSE' ELSE 'ELSIF p_expected < 9223372036854775807 THEN' END,
+                format('UPDATE %s AS t SET %s WHERE %s AND %s = p_expected RETURNING %s, ''committed''::text INTO revision, outcome;',
+                    v_table,
+                    (SELECT string_agg(v, ', ') FROM (
+                        SELECT format('%I = %s', c.c, v_column_values[c.n]) FROM unnest(v_set) WITH ORDINALITY AS c(c, n)
+                        UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
+                    v_match, v_revision, v_revision)),
+            v_entity.revision_column IS NULL,
+            format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
+        v_made := v_made || format('%s(%s)', v_name, v_signature);
+        -- Chosen by save_record_<plan> when the save is this path's, names exactly these
+        -- columns and the table holds them.
+        v_choose := v_choose || format($choose$
+                         WHEN p_path = %1$L AND p_columns ?& %2$L::text[] AND (p_columns - %2$L::text[]) = '{}'::jsonb AND to_jsonb(v_shape) ?& %2$L::text[] THEN %3$s$choose$,
+            v_path_name, v_set, v_path);
+        v_calls := v_calls || format($call$
+    %1$s v_path = %2$s THEN
+        SELECT f.outcome, f.revision INTO outcome, revision
+          FROM %3$s(p_scope, p_operation_id, %4$s, p_expected, %5$s, p_request, p_lock_timeout_ms) AS f;$call$,
+            CASE WHEN v_calls = '' THEN 'IF' ELSE 'ELSIF' END, v_path, v_name,
+            (SELECT string_agg(format('p_key ->> %L', k), ', ') FROM unnest(v_keys) AS k),
+            (SELECT string_agg(format('p_columns ->> %L', c), ', ') FROM unnest(v_set) AS c));
+    END LOOP;
+
+    -- The functions of paths that have none now go.
+    FOR v_path IN 1..2 LOOP
+        v_name := CASE v_path WHEN 1 THEN v_entity.legacy_save_function ELSE v_entity.modern_save_function END;
+        CONTINUE WHEN v_name IS NULL OR v_typed[v_path] IS NOT NULL;
+        FOR v_function IN
+            SELECT p.oid::regprocedure::text FROM pg_proc p
+             WHERE p.pronamespace = 'cutover'::regnamespace AND quote_ident(p.proname) = split_part(v_name, '.', 2)
+        LOOP
+            EXECUTE format('DROP FUNCTION %s', v_function);
+        END LOOP;
+    END LOOP;
+    UPDATE cutover.record_plans e SET legacy_save_function = v_typed[1], modern_save_function = v_typed[2] WHERE e.plan = p_plan;
+
     IF v_table IS NULL OR v_types IS NULL OR NOT v_types ?& v_guarded THEN
         IF v_entity.save_function IS NOT NULL THEN
             EXECUTE format('DROP FUNCTION IF EXISTS %s(text, text, jsonb, bigint, text, jsonb, bytea, integer)', v_entity.save_function);
@@ -1074,103 +1234,63 @@ BEGIN
         RETURN NULL;
     END IF;
 
-    -- A name of its own, kept once given: save_record_<the plan, lower case, letters and digits>,
-    -- with a part of the plan's md5 when another plan's function has that name.
+    -- save_record_<plan>: a name of its own, kept once given.
     v_name := v_entity.save_function;
     IF v_name IS NULL THEN
-        v_name := 'save_record_' || left(trim(both '_' FROM regexp_replace(lower(p_plan), '[^a-z0-9]+', '_', 'g')), 40);
+        v_name := 'save_record_' || v_slug;
         IF EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = 'cutover'::regnamespace AND f.proname = v_name) THEN
             v_name := v_name || '_' || left(md5(p_plan), 8);
         END IF;
         v_name := format('cutover.%I', v_name);
     END IF;
-
-    v_revision := CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint'
-                       ELSE format('t.%I', v_entity.revision_column) END;
-    v_match := (SELECT string_agg(format('t.%I = (p_key ->> %L)::%s', k, k, v_types ->> k), ' AND ') FROM unnest(v_keys) AS k);
-
-    -- One branch per writer path's columns that the table holds, none of them the key or the revision.
-    FOR v_path IN 1..2 LOOP
-        v_set := coalesce(CASE v_path WHEN 1 THEN v_entity.legacy_columns ELSE v_entity.modern_columns END, '{}');
-        CONTINUE WHEN cardinality(v_set) = 0 OR NOT v_types ?& v_set OR v_set && v_guarded;
-        v_branch := v_branch + 1;
-        -- Chosen when the save names exactly these columns and the table holds them, and its
-        -- key's, revision's and these columns' types are still those written out.
-        v_choose := v_choose || format($choose$
-                         WHEN p_columns ?& %1$L::text[] AND (p_columns - %1$L::text[]) = '{}'::jsonb AND to_jsonb(v_shape) ?& %1$L::text[] THEN %2$s$choose$,
-            v_set, v_branch);
-        -- The types are read from a row of NULLs that a join to no row of the table gives: a
-        -- query on the table, whose plan is made again when the table changes.
-        v_check := v_check || format($check$
-        %1$s v_branch = %2$s THEN
-            SELECT CASE WHEN %3$s THEN %2$s ELSE 0 END INTO v_branch FROM (SELECT) AS one LEFT JOIN %4$s AS t ON false;$check$,
-            CASE WHEN v_branch = 1 THEN 'IF' ELSE 'ELSIF' END, v_branch,
-            (SELECT string_agg(format('pg_typeof(t.%I) = %s::regtype', c, v_type_ids ->> c), ' AND ')
-               FROM unnest(v_guarded || v_set) AS c),
-            v_table);
-        v_inserts := v_inserts || format('INSERT INTO %s AS t (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING RETURNING %s, ''committed''::text INTO revision, outcome;',
-            v_table,
-            (SELECT string_agg(format('%I', c), ', ') FROM unnest(v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL)) AS c),
-            (SELECT string_agg(v, ', ') FROM (
-                SELECT format('(p_key ->> %L)::%s', k, v_types ->> k) FROM unnest(v_keys) AS k
-                UNION ALL SELECT format('(p_columns ->> %L)::%s', c, v_types ->> c) FROM unnest(v_set) AS c
-                UNION ALL SELECT '1' WHERE v_entity.revision_column IS NOT NULL) AS e(v)),
-            (SELECT string_agg(format('%I', k), ', ') FROM unnest(v_keys) AS k),
-            v_revision);
-        v_updates := v_updates || format('UPDATE %s AS t SET %s WHERE %s AND %s = p_expected RETURNING %s, ''committed''::text INTO revision, outcome;',
-            v_table,
-            (SELECT string_agg(v, ', ') FROM (
-                SELECT format('%I = (p_columns ->> %L)::%s', c, c, v_types ->> c) FROM unnest(v_set) AS c
-                UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
-            v_match, v_revision, v_revision);
-    END LOOP;
-    IF v_check <> '' THEN
-        v_check := v_check || E'\n        END IF;';
-    END IF;
-
-    EXECUTE cutover.record_save_source(v_name, quote_literal(p_plan),
-        $declare$
-    v_shape record;
-    v_branch integer;$declare$,
+    v_json := cutover.record_json_parameters(quote_literal(p_plan),
         format(' OR NOT p_key ?& %1$s OR (p_key - %1$s) <> ''{}''::jsonb OR p_columns ?| %2$s',
                quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]'),
-        format('; p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')),
-        format($prepare$
-    -- A plan's save, made by cutover.make_record_save. Which columns the table holds now: the
-    -- row of a row-less query, whose plan is made again whenever the table changes. A save this
-    -- function was not made for goes to save_record_dynamic.
-    IF to_regclass(%1$L) IS NOT NULL THEN
-        SELECT * INTO v_shape FROM %2$s WHERE false;
-        v_branch := CASE WHEN NOT to_jsonb(v_shape) ?& %3$s THEN 0%4$s
-                         ELSE 0 END;%5$s
+        format('; p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')));
+    v_body := format($dispatch$
+DECLARE
+    v_shape record;
+    v_path integer;
+BEGIN
+    IF %1$s THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = %2$L;
     END IF;
-    IF coalesce(v_branch, 0) = 0 THEN
+    IF p_request IS NULL THEN
+        p_request := %3$s;
+    END IF;
+    -- Made by cutover.make_record_save. Which columns the table holds now: the row of a
+    -- row-less query, whose plan is made again whenever the table changes.
+    IF to_regclass(%4$L) IS NOT NULL THEN
+        SELECT * INTO v_shape FROM %5$s WHERE false;
+        v_path := CASE WHEN NOT to_jsonb(v_shape) ?& %6$L::text[] THEN 0%7$s
+                       ELSE 0 END;
+    END IF;%8$s
+    %9$s
         SELECT d.outcome, d.revision INTO outcome, revision
-          FROM cutover.save_record_dynamic(%6$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
+          FROM cutover.save_record_dynamic(%10$L, p_scope, p_operation_id, p_key, p_expected, p_path, p_columns,
                                            p_request, p_lock_timeout_ms) AS d;
-        RETURN;
-    END IF;$prepare$,
-            v_entity.table_name, v_table, quote_literal(v_guarded::text) || '::text[]', v_choose, v_check, p_plan),
-        CASE WHEN v_entity.revision_column IS NULL THEN '(pg_current_xact_id()::text::numeric % 4294967296)::bigint'
-             ELSE 'CASE WHEN p_expected = 0 THEN 1 WHEN p_expected = 9223372036854775807 THEN 0 ELSE p_expected + 1 END' END,
-        -- The branch is one of those made here; the last needs no test.
-        CASE WHEN v_branch = 0 THEN '    NULL;'
-             ELSE format(E'    IF p_expected = 0 THEN\n%s\n    %s\n%s\n    END IF;',
-                         cutover.record_save_branches(v_inserts),
-                         CASE WHEN v_entity.revision_column IS NULL THEN 'ELSE' ELSE 'ELSIF p_expected < 9223372036854775807 THEN' END,
-                         cutover.record_save_branches(v_updates)) END,
-        v_entity.revision_column IS NULL,
-        format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
+    %11$s
+END
+$dispatch$,
+        v_json.check_condition, v_json.check_message, v_json.canonical_request, v_entity.table_name, v_table, v_guarded,
+        v_choose, v_calls, CASE WHEN v_calls = '' THEN '' ELSE 'ELSE' END, p_plan, CASE WHEN v_calls = '' THEN '' ELSE 'END IF;' END);
+    EXECUTE format(E'CREATE OR REPLACE FUNCTION %1$s(%2$s,\n    OUT outcome text, OUT revision bigint)\n'
+                   || 'LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %3$s%4$s%3$s',
+                   v_name, v_json.parameters, '$save_' || md5(v_body) || '$', v_body);
+    v_made := v_made || format('%s(text, text, jsonb, bigint, text, jsonb, bytea, integer)', v_name);
+
     -- Executable by exactly the roles that may call save_record (sql/roles/grant_application.sql
-    -- grants both), so that a store may call it without save_record's dispatch.
-    EXECUTE format('REVOKE ALL ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) FROM PUBLIC', v_name);
-    FOR v_grantee IN
-        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
-          FROM pg_proc f CROSS JOIN LATERAL aclexplode(f.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
-         WHERE f.oid = 'cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer)'::regprocedure
-           AND a.privilege_type = 'EXECUTE' AND a.grantee <> f.proowner
-    LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO %s', v_name, v_grantee);
+    -- grants both), so that a store may call them without save_record's dispatch.
+    FOREACH v_function IN ARRAY v_made LOOP
+        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', v_function);
+        FOR v_grantee IN
+            SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+              FROM pg_proc f CROSS JOIN LATERAL aclexplode(f.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+             WHERE f.oid = 'cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer)'::regprocedure
+               AND a.privilege_type = 'EXECUTE' AND a.grantee <> f.proowner
+        LOOP
+            EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s', v_function, v_grantee);
+        END LOOP;
     END LOOP;
     UPDATE cutover.record_plans e SET save_function = v_name WHERE e.plan = p_plan;
     RETURN v_name;
@@ -1207,8 +1327,8 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.save_record_dynamic(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.make_record_save(text),
-    cutover.record_save_branches(text[]),
-    cutover.record_save_source(text, text, text, text, text, text, text, text, boolean, text),
+    cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text),
+    cutover.record_json_parameters(text, text, text),
     cutover.read_record(text, jsonb),
     cutover.register_record_plan(text, text, text[], text, text[], text[]),
     cutover.record_statements_for(cutover.record_plans, regclass, text, text, text, jsonb),

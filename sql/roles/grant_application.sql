@@ -30,24 +30,29 @@ GRANT EXECUTE ON FUNCTION
     cutover.reader_follows(text, text, text, bigint)
   TO cutover_app;
 
--- Each plan's own save function (cutover.make_record_save), which save_record calls and the
--- record store calls directly: the same save. Functions made after this file ran are granted to
--- the roles granted save_record then.
+-- Each plan's own save functions (cutover.make_record_save): save_record_<plan>, which
+-- save_record calls, and each writer path's, which the record store calls directly: the same
+-- save. Functions made after this file ran are granted to the roles granted save_record then.
 DO $grant_saves$
 DECLARE
-    v_function text;
+    v_function regprocedure;
 BEGIN
-    FOR v_function IN SELECT e.save_function FROM cutover.record_plans e WHERE e.save_function IS NOT NULL LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s(text, text, jsonb, bigint, text, jsonb, bytea, integer) TO cutover_app',
-                       v_function);
+    FOR v_function IN
+        SELECT f.oid::regprocedure FROM cutover.record_plans e
+          JOIN pg_proc f ON f.pronamespace = 'cutover'::regnamespace
+                        AND format('cutover.%I', f.proname) IN (e.save_function, e.legacy_save_function, e.modern_save_function)
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO cutover_app', v_function);
     END LOOP;
 END
 $grant_saves$;
 
 -- FleetWriterPath reads the writer path and its epoch (LISTEN cutover_state needs no grant);
--- PostgresRecordStore reads the name of its plan's save function.
+-- PostgresRecordStore reads the names of its plan's save functions and the order of their
+-- parameters.
 GRANT SELECT ON cutover.migration_state TO cutover_app;
-GRANT SELECT (plan, save_function) ON cutover.record_plans TO cutover_app;
+GRANT SELECT (plan, save_function, legacy_save_function, modern_save_function, key_columns, legacy_columns, modern_columns)
+    ON cutover.record_plans TO cutover_app;
 
 -- Nobody else may call the toolkit's functions.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA cutover FROM PUBLIC;

@@ -5,7 +5,7 @@ import Synchronization
 /// The durable commit boundary for any plan's entity: its table and the plan's operation ledger in PostgreSQL.
 ///
 /// What ``PostgresDraftStore`` is for drafts, for every ``RecordEntity``. Each save is one
-/// transaction at READ COMMITTED sent in one round trip (BEGIN, a call of the plan's own save
+/// transaction at READ COMMITTED sent in one round trip (BEGIN, a call of the writer path's own save
 /// function or of `cutover.save_record`, and COMMIT, pipelined): the function claims (scope, operation ID) in
 /// the entity's plan's ledger first, replaying an identical request's result (same sha256 of
 /// ``SaveRequest/canonicalEncoding``, whichever path sent it) or refusing a different one
@@ -37,10 +37,13 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
     /// the same record still in flight) before giving up with ``RecordStoreError/lockTimeout``.
     public let lockTimeout: Duration
     private let lockTimeoutBind: PostgresBind
-    /// The call of the plan's own save function (`cutover.make_record_save`), read from the
-    /// plan's registration when the store is made; nil to call `cutover.save_record`, which
-    /// calls the same function for one more statement's cost.
-    private let ownSaveSQL: Mutex<String?>
+    /// The plan's own save functions (`cutover.make_record_save`), read from the plan's
+    /// registration when the store is made and again, at most every ``registrationRefresh``,
+    /// while a path has none (a step such as expand makes them); and when they were read.
+    private let functions: Mutex<(functions: RecordSaveFunctions, readAt: ContinuousClock.Instant)>
+    private let logger: CutoverLogger
+    /// How often a path without a function of its own looks for one again.
+    static var registrationRefresh: Duration { .seconds(10) }
 
     /// Counts of outcomes per path and minute, written to `cutover.outcome_log` under the
     /// entity's plan in the background, for `phase observe`.
@@ -61,37 +64,14 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         self.pool = pool
         self.lockTimeout = lockTimeout
         lockTimeoutBind = SaveFunctionFailure.lockTimeoutMilliseconds(lockTimeout)
-        let function = try await pool.withConnection { connection in
+        let functions = try await pool.withConnection { connection in
             try ControlSchema.verify(on: connection)
-            return try Self.ownSaveFunction(on: connection, logger: logger)
+            return try RecordSaveFunctions.read(plan: Entity.planName, keyColumns: Entity.keyColumns.map(\.name),
+                                                on: connection, logger: logger)
         }
-        ownSaveSQL = Mutex(function.map(Self.ownSaveSQL))
+        self.functions = Mutex((functions, ContinuousClock.now))
+        self.logger = logger
         outcomes = OutcomeRecorder(pool: pool, plan: Entity.planName, flushInterval: outcomeFlushInterval, logger: logger)
-    }
-
-    /// The plan's own save function as its registration names it, or nil when it has none yet
-    /// or the role may not read the registration (sql/roles/grant_application.sql grants it).
-    private static func ownSaveFunction(on connection: PostgresConnection, logger: CutoverLogger) throws -> String? {
-        let name: String?
-        do {
-            name = try connection.query(
-                "SELECT save_function FROM cutover.record_plans WHERE plan = \(Entity.planName)"
-            ).first?.decode(String?.self, "save_function")
-        } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
-            logger.log(.notice, "record store: the role may not read the plan's registration; saves call cutover.save_record",
-                       metadata: ["plan": Entity.planName])
-            return nil
-        }
-        // Made by make_record_save: cutover.save_record_ and lower-case letters, digits and underscores.
-        guard let name, name.hasPrefix("cutover.save_record_"),
-              name.utf8.dropFirst("cutover.".utf8.count).allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F })
-        else { return nil }
-        return name
-    }
-
-    /// The call of `function`: the parameters of ``saveSQL`` without the plan.
-    static func ownSaveSQL(_ function: String) -> String {
-        "SELECT outcome, revision FROM \(function)($1, $2, $3, $4, $5, $6, $7, $8)"
     }
 
     /// Commits or replays one save, and counts its outcome; see ``RecordStorage``.
@@ -105,6 +85,20 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
     private func perform(_ request: SaveRequest<Entity>, write: [String: RecordColumnValue], path: SavePath) async throws
         -> RecordSaveResult<Entity> {
         try request.validate()
+        if let typed = await pathFunction(path), let binds = typed.binds(
+            scope: request.operationScope, operationID: request.operationID, key: request.key,
+            expected: request.expectedRevision, write: write, request: request.canonicalEncoding, lockTimeout: lockTimeoutBind) {
+            do {
+                let row = try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: typed.sql, binds: binds))[0]
+                return try Self.result(of: row, for: request)
+            } catch let error as PostgresError where RecordSaveFunctions.isOutOfDate(error) {
+                // The call never ran as made (nothing was claimed): forget the function, and
+                // send the same save as JSON, which finds the table as it is now.
+                functions.withLock { $0.functions[path] = nil }
+            } catch let error as PostgresError {
+                throw Self.failure(for: error, expected: request.expectedRevision)
+            }
+        }
         let binds = [
             request.operationScope.postgresBind, request.operationID.postgresBind,
             PostgresBind(utf8Text: RecordJSON.key(request.key, columns: Entity.keyColumns), type: .jsonb),
@@ -118,6 +112,11 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         } catch let error as PostgresError {
             throw Self.failure(for: error, expected: request.expectedRevision)
         }
+        return try Self.result(of: row, for: request)
+    }
+
+    /// The save's result from the function's row.
+    private static func result(of row: PostgresRow, for request: SaveRequest<Entity>) throws -> RecordSaveResult<Entity> {
         let outcome = try row.decode(String.self, "outcome")
         let saved = { (revision: Int64) in SavedRecord<Entity>(key: request.key, content: request.content, revision: revision) }
         switch outcome {
@@ -128,16 +127,38 @@ public final class PostgresRecordStore<Entity: RecordEntity>: RecordStorage, Sen
         }
     }
 
+    /// The function of `path`; while it has none, the registration is read again at most
+    /// every ``registrationRefresh``, so that a store made before expand finds the modern path's.
+    private func pathFunction(_ path: SavePath) async -> RecordSaveFunctions.PathFunction? {
+        let (known, due) = functions.withLock { state in
+            (state.functions[path], ContinuousClock.now - state.readAt >= Self.registrationRefresh)
+        }
+        if known != nil || !due { return known }
+        functions.withLock { $0.readAt = ContinuousClock.now }
+        do {
+            let read = try await pool.withConnection { connection in
+                try RecordSaveFunctions.read(plan: Entity.planName, keyColumns: Entity.keyColumns.map(\.name),
+                                             on: connection, logger: self.logger)
+            }
+            functions.withLock { $0.functions = read }
+            return read[path]
+        } catch {
+            // The save goes on as JSON; the next look is as far off as after a read.
+            logger.log(.notice, "record store: reading the plan's registration failed: \(error)", metadata: ["plan": Entity.planName])
+            return nil
+        }
+    }
+
     /// Sends one save, with ``saveSQL``'s parameters but the plan, to the plan's own save
     /// function, or to `cutover.save_record` when there is none; returns the function's row.
     private func send(_ binds: [PostgresBind]) async throws -> PostgresRow {
-        if let own = ownSaveSQL.withLock({ $0 }) {
+        if let own = functions.withLock({ $0.functions.ownSQL }) {
             do {
                 return try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: own, binds: binds))[0]
             } catch let error as PostgresError where error.sqlState == .undefinedFunction || error.sqlState == .insufficientPrivilege {
                 // The function is gone (its table was dropped) or not granted: the call never
                 // ran, so nothing was claimed, and the same save goes through save_record.
-                ownSaveSQL.withLock { $0 = nil }
+                functions.withLock { $0.functions.ownSQL = nil }
             }
         }
         return try await pool.pipelinedTransaction(PostgresQuery(unsafeSQL: Self.saveSQL, binds: [Entity.planName.postgresBind] + binds))[0]

@@ -2,9 +2,8 @@ import Cutover
 
 /// The JSON objects `cutover.save_record` and `cutover.read_record` take: a record's key and a
 /// format's columns, each value the JSON its column's type reads (a number for bigint and
-/// integers, a string for text and uuid, `true`/`false`, `null`). Package-wide, so that the
-/// benchmark gives pgbench exactly what the store sends.
-package enum RecordJSON {
+/// integers, a string for text and uuid, `true`/`false`, `null`).
+enum RecordJSON {
     /// `{"tenant_id": 7, "id": 42}`: the key's parts under their columns' names.
     static func key(_ key: RecordKey, columns: [RecordKeyColumn]) -> [UInt8] {
         var object = ObjectWriter(capacity: 64)
@@ -19,7 +18,7 @@ package enum RecordJSON {
     }
 
     /// `{"status": "paid"}`: a format's column values, in name order.
-    package static func columns(_ values: [String: RecordColumnValue]) -> [UInt8] {
+    static func columns(_ values: [String: RecordColumnValue]) -> [UInt8] {
         var object = ObjectWriter(capacity: values.reduce(2) { total, member in
             if case .text(let text) = member.value { total + member.key.utf8.count + text.utf8.count + 8 } else { total + member.key.utf8.count + 24 }
         })

@@ -1,7 +1,8 @@
 extension DeclarativePlan {
     /// The columns each writer path writes while both formats are stored: the legacy writer the
     /// columns the plan changes or drops (`alter_column`'s `from`, `drop_column`), the modern
-    /// writer the ones it adds (`alter_column`'s `to`, `add_column`).
+    /// writer the ones it adds (`alter_column`'s `to`, `add_column`). Never the key's columns or
+    /// the revision column, which the save writes itself (a plan may add its revision column).
     ///
     /// The record store registers them, so that a save of exactly one path's columns runs the
     /// plan's own save function (`cutover.make_record_save`); an entity whose codecs write
@@ -23,7 +24,8 @@ extension DeclarativePlan {
             }
         }
         func unique(_ names: [String]) -> [String] {
-            var seen: Set<String> = []
+            var seen: Set<String> = Set(key)
+            if let revision { seen.insert(revision) }
             return names.filter { seen.insert($0).inserted }
         }
         return (unique(legacy), unique(modern))

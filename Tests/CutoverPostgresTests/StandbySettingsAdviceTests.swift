@@ -1,4 +1,6 @@
 @testable import CutoverPostgres
+import CutoverTestSupport
+import PostgresClient
 import Testing
 
 /// The warnings `phase check` gives about a standby's settings, case by case, and the small
@@ -49,5 +51,55 @@ struct StandbySettingsAdviceTests {
         #expect(StandbyInspection.keyword("application_name", in: "fallback_application_name=no application_name='a b\\'c'") == "a b'c")
         #expect(StandbyInspection.keyword("application_name", in: "fallback_application_name=no") == nil)
         #expect(StandbyOptions.urls(inEnvironmentValue: " postgresql://a/app\tpostgresql://b,c/app\n") == ["postgresql://a/app", "postgresql://b,c/app"])
+    }
+}
+
+/// Sessions on a standby are opened again when the standby's replay cancelled their start-up,
+/// and only then.
+@Suite("Standby connections")
+struct StandbyConnectTests {
+    private final class Attempts: @unchecked Sendable {
+        // Safe: each test touches it from its one thread only.
+        var count = 0
+    }
+
+    private static let cancelled = PostgresError(code: .connectionFailed, message: "could not connect to PostgreSQL: FATAL:  canceling statement due to conflict with recovery",
+                                                 sqlState: .serializationFailure)
+
+    @Test func aStartUpCancelledByReplayIsTriedAgainUntilTheAttemptsRunOut() {
+        let attempts = Attempts()
+        #expect {
+            _ = try StandbyOptions.connect(to: PostgresConfiguration(), attempts: 3) { _ in
+                attempts.count += 1
+                throw Self.cancelled
+            }
+        } throws: { ($0 as? PostgresError)?.sqlState == .serializationFailure }
+        #expect(attempts.count == 3)
+    }
+
+    @Test func theSessionOpenedAfterACancelledStartUpIsReturned() async throws {
+        let database = try await TestPostgres.database("standby_connect")
+        let (pid, count) = try await onThread {
+            let attempts = Attempts()
+            let connection = try StandbyOptions.connect(to: database.configuration(), attempts: 5) { configuration in
+                attempts.count += 1
+                if attempts.count < 3 { throw Self.cancelled }
+                return try PostgresConnection(configuration: configuration)
+            }
+            return (try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid") == connection.backendPID, attempts.count)
+        }
+        #expect(pid)
+        #expect(count == 3)
+    }
+
+    @Test func anyOtherFailureIsThrownAtOnce() {
+        let attempts = Attempts()
+        #expect {
+            _ = try StandbyOptions.connect(to: PostgresConfiguration(), attempts: 5) { _ in
+                attempts.count += 1
+                throw PostgresError(code: .connectionFailed, message: "could not connect to PostgreSQL: Connection refused")
+            }
+        } throws: { ($0 as? PostgresError)?.code == .connectionFailed }
+        #expect(attempts.count == 1)
     }
 }

@@ -37,9 +37,10 @@ struct StandbyWorkflowTests {
 
     /// Waits, bounded, until `query` on `configuration`'s server returns true. On the standby,
     /// whose settings here cancel a query that conflicts with replay (40001, what the check
-    /// warns of), a cancelled query is asked again.
+    /// warns of), a cancelled query is asked again; every session on it is opened with
+    /// `StandbyOptions.connect(to:)`, which tries again when replay cancels the session's start.
     private static func wait(until query: String, on configuration: PostgresConfiguration) throws {
-        let connection = try PostgresConnection(configuration: configuration)
+        let connection = try StandbyOptions.connect(to: configuration)
         let deadline = ContinuousClock.now + .seconds(90)
         while true {
             do {
@@ -78,7 +79,7 @@ struct StandbyWorkflowTests {
         #expect(!check.diagnostics.contains(password) && !check.output.contains(password), "no password is printed")
         // With the standby's replay paused, backfill waits under its ceiling and says so on
         // standard error; it finishes once replay resumes.
-        try await onThread { _ = try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_pause()") }
+        try await onThread { _ = try StandbyOptions.connect(to: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_pause()") }
         let started = try await onThread {
             try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "100ms", "--max-replica-lag", "1s"], databaseURL: url)
         }
@@ -87,7 +88,7 @@ struct StandbyWorkflowTests {
               ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        try await onThread { _ = try PostgresConnection(configuration: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()") }
+        try await onThread { _ = try StandbyOptions.connect(to: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()") }
         let backfill = try await onThread { try PhaseBinary.finish(started) }
         #expect(backfill.status == 0, "\(backfill.diagnostics)")
         #expect(backfill.diagnostics.contains("backfill waits for standby \(name) (127.0.0.1): replay lag "), "\(backfill.diagnostics)")
@@ -111,7 +112,7 @@ struct StandbyWorkflowTests {
 
         // A legacy application reading from the standby blocks contract, named with its standby.
         let legacy = try await onThread {
-            HeldSession(try PostgresConnection(configuration: standby.configuration(database: "app", applicationName: "legacy-reports")))
+            HeldSession(try StandbyOptions.connect(to: standby.configuration(database: "app", applicationName: "legacy-reports")))
         }
         let refused = try await phase("contract", "--yes", "--window", "0s", "--standby", standbyURL)
         #expect(refused.status == 3, "\(refused.diagnostics)")

@@ -24,11 +24,34 @@ public struct StandbyOptions: Sendable {
     /// Standbys to inspect, and those that may go uninspected.
     public init(listed: [PostgresConfiguration] = [], uninspectedAllowed: [String] = [],
                 connect: @escaping @Sendable (PostgresConfiguration) throws -> PostgresConnection = {
-                    try PostgresConnection(configuration: $0)
+                    try StandbyOptions.connect(to: $0)
                 }) {
         self.listed = listed
         self.uninspectedAllowed = uninspectedAllowed
         self.connect = connect
+    }
+
+    /// Opens a session on a hot standby, trying again when the standby's replay cancelled the
+    /// session while it started.
+    ///
+    /// A standby that cancels conflicting queries at once (`hot_standby_feedback` off,
+    /// `max_standby_streaming_delay` 0, the settings `phase check` warns of) can cancel the
+    /// catalog reads of a session being set up, and PostgreSQL then refuses the connection with
+    /// `FATAL: canceling statement due to conflict with recovery` (40001). That says nothing of
+    /// whether the standby can be reached, so up to `attempts` connections are tried, 100 ms
+    /// apart and more each time; any other failure is thrown at once.
+    public static func connect(to configuration: PostgresConfiguration, attempts: Int = 5,
+                               open: (PostgresConfiguration) throws -> PostgresConnection = { try PostgresConnection(configuration: $0) })
+        throws -> PostgresConnection {
+        var attempt = 1
+        while true {
+            do {
+                return try open(configuration)
+            } catch let error as PostgresError where error.sqlState == .serializationFailure && attempt < attempts {
+                Thread.sleep(forTimeInterval: 0.1 * Double(attempt))
+                attempt += 1
+            }
+        }
     }
 
     /// The URIs in the value of ``environmentVariable``: separated by spaces, tabs or line feeds

@@ -23,6 +23,14 @@ enum ConnectFailure {
         return .connectionFailed
     }
 
+    /// The SQLSTATE the server gave a start-up that ended with `message`, for the one case a
+    /// caller should retry: a hot standby's replay cancelled the new session's catalog reads
+    /// (`canceling statement due to conflict with recovery`, which PostgreSQL reports as 40001
+    /// and promotes to FATAL while a session starts). Nil for every other failure.
+    static func sqlState(for message: String) -> SQLState? {
+        message.lowercased().contains("due to conflict with recovery") ? .serializationFailure : nil
+    }
+
     /// What the server (or libpq, for a password it was asked for and did not have) says when it
     /// refuses to let a role in.
     static let deniedPhrases = [

@@ -80,7 +80,8 @@ public final class PostgresConnection {
                 code: code,
                 message: PasswordRedaction.redact((code == .invalidConfiguration ? "invalid connection string: " : "could not connect to PostgreSQL: ")
                                                   + Self.oneLine(reason),
-                                                  knownPasswords: knownPasswords))
+                                                  knownPasswords: knownPasswords),
+                sqlState: ConnectFailure.sqlState(for: reason))
         }
         handle = connection
         canceller = PostgresCanceller(connection: connection)

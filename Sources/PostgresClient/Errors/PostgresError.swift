@@ -52,7 +52,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
 
     /// What kind of failure this is.
     public internal(set) var code: Code
-    /// The server's SQLSTATE, when the server reported the error.
+    /// The server's SQLSTATE, when the server reported the error. A connection refused while
+    /// it started carries one only where libpq's message names it beyond doubt: 40001 for a
+    /// start-up that a hot standby's replay cancelled.
     public internal(set) var sqlState: SQLState?
     /// The primary message, one line, passwords redacted.
     public internal(set) var message: String

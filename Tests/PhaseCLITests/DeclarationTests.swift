@@ -14,7 +14,7 @@ struct DeclarationTests {
 
     @Test func everyRealCommandThatRunsNamesAPhaseCommandOfItsOwn() {
         let commands = PhaseCommandTree.root.runnableCommands
-        #expect(commands.count == 17)
+        #expect(commands.count == 18)
         for (path, spec) in commands {
             let type = spec.command as? any PhaseCommand.Type
             #expect(type != nil, "\(path) names no PhaseCommand")

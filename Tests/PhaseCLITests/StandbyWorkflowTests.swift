@@ -166,7 +166,7 @@ struct StandbyWorkflowTests {
 }
 
 /// A session the test holds open while `phase` runs, then closes.
-private final class HeldSession: @unchecked Sendable {
+final class HeldSession: @unchecked Sendable {
     // Safe: the connection is only ever touched under the lock, by one thread at a time.
     private let lock = NSLock()
     private var connection: PostgresConnection?

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 9.
+-- Cutover's control schema, version 10.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -25,7 +25,10 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- with fewer expressions per save, since PL/pgSQL makes each ready again in every transaction;
 -- 9 makes each plan a save function per writer path, taking the key's and the path's columns as
 -- text parameters read once as their columns' types (cutover.record_plans.legacy_save_function
--- and modern_save_function), which the plan's save_record_<plan> calls.
+-- and modern_save_function), which the plan's save_record_<plan> calls; 10 records every
+-- rehearsal of a plan (cutover.rehearsals): its scratch database, the session running it, its
+-- verdict and its report, for `phase rehearse`, the gate of expand and contract, and the removal
+-- of a scratch database whose rehearsal was killed.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -1341,6 +1344,32 @@ REVOKE EXECUTE ON FUNCTION
     cutover.reader_follows(text, text, text, bigint)
   FROM PUBLIC;
 
+-- Every rehearsal of a plan (version 10): `phase rehearse` copies the plan's table into a
+-- scratch database on the same server and runs the plan there. The row is written before the
+-- scratch database is made, naming it and the session of the rehearsal's own connection here
+-- (pid and backend_start, as the runner lease does): a row not finished whose session has ended
+-- names a scratch database left by a killed rehearsal, which the next `phase` command drops.
+-- `checksum` is the plan's (manifest and every file it names), which the gate compares.
+CREATE TABLE IF NOT EXISTS cutover.rehearsals (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    plan text NOT NULL,
+    checksum text NOT NULL,
+    scratch_database text NOT NULL,
+    pid integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    database_role text NOT NULL DEFAULT current_user,
+    os_user text NOT NULL,
+    sample_rows bigint NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT now(),
+    finished_at timestamptz,
+    scratch_dropped_at timestamptz,
+    verdict text CHECK (verdict IN ('passed', 'failed', 'error', 'interrupted')),
+    report jsonb,
+    CHECK ((finished_at IS NULL) = (verdict IS NULL))
+);
+CREATE INDEX IF NOT EXISTS rehearsals_plan ON cutover.rehearsals (plan, id DESC);
+REVOKE ALL ON cutover.rehearsals FROM PUBLIC;
+
 -- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
 DO $check$
 BEGIN
@@ -1348,10 +1377,10 @@ BEGIN
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
-                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements')) <> 12 THEN
+                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements', 'rehearsals')) <> 13 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans and record_statements in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans, record_statements and rehearsals in schema cutover';
     END IF;
 END
 $check$;
@@ -1371,7 +1400,7 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements', 'rehearsals')
                 OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);

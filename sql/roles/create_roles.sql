@@ -1,7 +1,8 @@
 -- Cutover's two roles, for least privilege. Step 1 of 2 (docs/runbooks/roles.md).
 --
 --   cutover_migrator  runs `phase`: owns the cutover schema and the drafts table, so that it may
---                     install the control schema and run the plan's DDL. Not a superuser.
+--                     install the control schema and run the plan's DDL. Not a superuser;
+--                     CREATEDB lets `phase rehearse` make (and drop) its scratch database.
 --   cutover_app       the application: reads and writes drafts and saves through Cutover, and
 --                     may run no DDL at all.
 --
@@ -14,6 +15,8 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cutover_migrator') THEN
         CREATE ROLE cutover_migrator LOGIN;
     END IF;
+    -- `phase rehearse` runs the plan in a scratch database of its own on this server.
+    ALTER ROLE cutover_migrator CREATEDB;
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cutover_app') THEN
         CREATE ROLE cutover_app LOGIN;
     END IF;

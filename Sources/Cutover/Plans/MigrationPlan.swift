@@ -75,10 +75,15 @@ public struct MigrationPlan: Sendable, Hashable {
     /// The plan's steps in order: expand first, contract last.
     public let steps: [PlanStep]
 
+    /// The applications' statements `phase rehearse` replays (`statements`); empty when the plan
+    /// declares none, and the rehearsal makes its own.
+    public let statements: [ApplicationStatement]
+
     init(
         name: String, table: String, legacyApplicationPattern: String?, modernWriterWindow: Duration,
-        steps: [PlanStep]
+        steps: [PlanStep], statements: [ApplicationStatement] = []
     ) {
+        self.statements = statements
         self.name = name
         self.table = table
         self.legacyApplicationPattern = legacyApplicationPattern

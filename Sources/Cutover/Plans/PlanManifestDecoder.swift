@@ -5,7 +5,8 @@
 /// is allowed (`format`, a step's `kind`), unknown keys, and each member in the
 /// order the format lists them.
 enum PlanManifestDecoder {
-    private static let rootKeys = ["format", "name", "table", "legacyApplicationPattern", "modernWriterWindow", "steps"]
+    private static let rootKeys = ["format", "name", "table", "legacyApplicationPattern", "modernWriterWindow", "steps", "statements"]
+    private static let statementKeys = ["name", "application", "sql"]
     private static let fileKeys = ["file", "transaction", "serverVersion"]
     private static let checkKeys = ["name", "sql", "sqlFile", "expect", "message"]
     private static let listCount = 1...PlanLimits.maximumListCount
@@ -66,8 +67,33 @@ enum PlanManifestDecoder {
             legacyApplicationPattern: try object.optional("legacyApplicationPattern")?
                 .text(length: PlanLimits.legacyApplicationPatternLength),
             modernWriterWindow: try duration(object["modernWriterWindow"]),
-            steps: try steps(object["steps"])
+            steps: try steps(object["steps"]),
+            statements: try object.optional("statements").map(statements) ?? []
         )
+    }
+
+    /// The applications' statements a rehearsal replays: 1 to 64 objects with `name` (1 to 128
+    /// characters, unique), `application` (`legacy` or `modern`) and `sql` (one statement, 1 to
+    /// 8,192 characters; tab and line breaks allowed).
+    static func statements(_ value: ManifestValue) throws(ManifestFault) -> [ApplicationStatement] {
+        var statements: [ApplicationStatement] = []
+        for entry in try value.array(count: listCount) {
+            let object = try entry.object()
+            try object.refuseUnknownKeys(allowed: statementKeys)
+            let name = try object["name"].text(length: PlanLimits.nameLength)
+            if statements.contains(where: { $0.name == name }) { throw object["name"].fault(.repeatedStatementName(name)) }
+            let applicationValue = object["application"]
+            let text = try applicationValue.string()
+            guard let application = ApplicationStatement.Application(rawValue: text) else {
+                throw applicationValue.fault(.notOneOf(text, allowed: ApplicationStatement.Application.allCases.map(\.rawValue)))
+            }
+            let sqlValue = object["sql"]
+            let sql = try sqlValue.text(length: PlanLimits.inlineSQLLength, allowingLineBreaks: true)
+            let count = SQLStatements.split(sql).count
+            guard count == 1 else { throw sqlValue.fault(.statementCount(found: count)) }
+            statements.append(ApplicationStatement(name: name, application: application, sql: sql))
+        }
+        return statements
     }
 
     private static func steps(_ value: ManifestValue) throws(ManifestFault) -> [PlanStep] {

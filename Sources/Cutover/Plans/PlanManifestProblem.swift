@@ -89,6 +89,10 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case reservedPath(String)
     /// `rename_table` shares its plan with other operations (`count` in all).
     case renameNotAlone(count: Int)
+    /// Two application statements share a name.
+    case repeatedStatementName(String)
+    /// An application statement's `sql` holds `found` statements instead of one.
+    case statementCount(found: Int)
 
     /// `expected …; found …`, the found part escaped and cut short.
     public var description: String {
@@ -178,6 +182,10 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
         case .renameNotAlone(let count):
             ("rename_table as the plan's only operation (rename in a plan of its own, before or after the others)",
              "\(count) operations")
+        case .repeatedStatementName(let name):
+            ("a statement name used once", "\(DisplayText.quoted(name)) again")
+        case .statementCount(let count):
+            ("exactly one SQL statement (a rehearsal replays each on its own)", "\(count)")
         }
     }
 

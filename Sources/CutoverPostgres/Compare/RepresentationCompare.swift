@@ -34,11 +34,16 @@ public enum RepresentationCompare {
     }
 
     /// Runs `comparison`'s query with `options` on `connection`, read-only.
+    ///
+    /// - Parameter inOpenTransaction: run the query in the transaction `connection` is in (a
+    ///   rehearsal's, after the statement it replays) instead of one of its own; only without a sample.
     public static func compare(_ comparison: RepresentationComparison, options: Options,
-                               on connection: PostgresConnection) throws -> ComparisonReport {
+                               on connection: PostgresConnection, inOpenTransaction: Bool = false) throws -> ComparisonReport {
         var binds = [options.sample.map(Int64.init).postgresBind, options.showsValues.postgresBind,
                      options.hidesKeys.postgresBind, Int64(options.listLimit).postgresBind]
-        let rows = try connection.withTransaction { connection in
+        let rows = inOpenTransaction
+            ? try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: false), binds: binds))
+            : try connection.withTransaction { connection in
             try connection.execute(unsafeSQL: "SET TRANSACTION READ ONLY")
             if let sample = options.sample {
                 let estimate = try connection.query("SELECT reltuples::float8 AS estimate FROM pg_class WHERE oid = to_regclass(\(comparison.table.sql))")

@@ -134,7 +134,7 @@ public enum PhaseHistory {
     }
 
     /// The operating-system user running this process.
-    static var osUser: String {
+    public static var osUser: String {
         if let entry = getpwuid(getuid()), let name = entry.pointee.pw_name { return String(cString: name) }
         return ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
     }

@@ -14,22 +14,26 @@ extension PhaseRunner {
         var results = [try appliedPlanUnchanged()]
         switch step {
         case .expand:
+            if let gate = try rehearsalCheck() { results.append(gate) }
             results += try planChecks(.expand)
             if let compiled = source.compiled { results.append(try expressionsCompile(compiled.expressionProbe)) }
         case .switchModern:
             results += try planChecks(.switch)
-            results.append(try readOnly(readersCheck))
+            if !options.isRehearsal { results.append(try readOnly(readersCheck)) }
         case .switchLegacy:
             results.append(try contractNotBegun())
         case .backfill:
             results += try planChecks(.backfill)
         case .contract:
-            results.append(try modernWriterWindow(state))
-            let standbys = try surveyStandbys()
-            results.append(try readOnly { try noLegacySessions(on: $0, standbys: standbys) })
-            results.append(standbysInspected(standbys))
-            results.append(try readOnly(noLiveReaderNeedsV1))
-            results.append(try readOnly(noRecentLegacyWrites))
+            if let gate = try rehearsalCheck() { results.append(gate) }
+            if !options.isRehearsal {
+                results.append(try modernWriterWindow(state))
+                let standbys = try surveyStandbys()
+                results.append(try readOnly { try noLegacySessions(on: $0, standbys: standbys) })
+                results.append(standbysInspected(standbys))
+                results.append(try readOnly(noLiveReaderNeedsV1))
+                results.append(try readOnly(noRecentLegacyWrites))
+            }
             results.append(try noV1OnlyRows())
             results += try planChecks(.contract)
         case .revertExpand, .revertContract:

@@ -53,6 +53,8 @@ public struct PhaseStatus: Sendable {
     public var lockHolder: RunnerLock.Holder?
     /// A step that stopped half way, and the revert that undoes it.
     public var halfDone: PhaseRunner.HalfDoneStep?
+    /// The plan's latest rehearsal on this database, if any.
+    public var lastRehearsal: RehearsalRegistry.Record?
 }
 
 extension PhaseRunner {
@@ -80,6 +82,7 @@ extension PhaseRunner {
         }
         return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
                            nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining),
-                           unfinished: unfinished, lockHolder: holder, halfDone: halfDone)
+                           unfinished: unfinished, lockHolder: holder, halfDone: halfDone,
+                           lastRehearsal: try RehearsalRegistry.latest(plan: plan.name, on: connection))
     }
 }

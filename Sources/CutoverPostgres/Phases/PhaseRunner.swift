@@ -35,6 +35,15 @@ public final class PhaseRunner {
         public var isStopRequested: @Sendable () -> Bool
         /// The standbys listed by the operator, and those contract may run beside uninspected.
         public var standbys = StandbyOptions()
+        /// Sees every statement of the plan's files as it runs (a rehearsal's).
+        public var statementObserver: (any StatementObserver)?
+        /// Whether the runner works on a rehearsal's scratch copy: the checks of the live fleet
+        /// (readers, sessions, standbys, the modern-writer window, recent legacy writes) are left
+        /// out, since no application uses the copy; the plan's own checks and the data checks run.
+        public var isRehearsal = false
+        /// Whether expand and contract need a passing rehearsal of this very plan on this database
+        /// (``RehearsalGate``); the library's default asks for none, `phase` asks for one.
+        public var rehearsalGate = RehearsalGate.notRequired
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
@@ -319,7 +328,7 @@ public final class PhaseRunner {
     /// apply every file every time, and forget the files of the step they undo.
     private func applyFiles(_ files: [PlanSQLFile], step: PhaseStep, from state: MigrationState, to target: MigrationPhase,
                             attempt: Int64, forgetting forgotten: PlanStep.Kind? = nil) throws -> Int64 {
-        let runner = SQLFileRunner(policy: options.sql) { [log] attempt, delay, cause in
+        let runner = SQLFileRunner(policy: options.sql, observer: options.statementObserver) { [log] attempt, delay, cause in
             log("lock not available (\(cause)); retry \(attempt) in \(Int64((delay / .milliseconds(1)).rounded()))ms")
         }
         let kind = PlanStep.Kind(step)
@@ -342,6 +351,7 @@ public final class PhaseRunner {
             let checksum = try self.checksum(text)
             combined.append(checksum)
             let isLast = index == files.count - 1
+            options.statementObserver?.fileStarts(file.path, step: step.name, isInTransaction: file.runsInTransaction)
             if forgotten == nil, applied[file.path] == checksum {
                 log("\(file.path) was applied already; skipping it")
                 if isLast { try connection.withTransaction { try finish($0) } }

@@ -16,13 +16,22 @@ public struct PlanSource: Sendable {
     public let files: [String: String]
     /// What the compiler made of a declarative plan (format 2); nil for a plan of SQL files.
     public let compiled: CompiledPlan?
+    /// The manifest's text, as read.
+    public let manifest: String
 
     /// A source of a plan and its files' texts; `compiled` when it came from a declarative plan.
-    public init(plan: MigrationPlan, location: String, files: [String: String], compiled: CompiledPlan? = nil) {
+    public init(plan: MigrationPlan, location: String, files: [String: String], compiled: CompiledPlan? = nil, manifest: String = "") {
         self.plan = plan
         self.location = location
         self.files = files
         self.compiled = compiled
+        self.manifest = manifest
+    }
+
+    /// Everything the plan is made of, in one text whose digest names this very plan: the
+    /// manifest, then each file's path and text in path order.
+    public var checksumText: String {
+        ([manifest] + files.keys.sorted().flatMap { [$0, files[$0] ?? ""] }).joined(separator: "\u{1}")
     }
 
     /// The largest SQL file read.
@@ -72,16 +81,17 @@ public struct PlanSource: Sendable {
     /// names (for a declarative plan, only the `sql` operations' files are read).
     private static func make(manifest: [UInt8], file: String, location: String,
                              read: (String) throws -> String) throws -> PlanSource {
+        let text = String(decoding: manifest, as: UTF8.self)
         switch try PlanDocument(manifest: manifest, file: file) {
         case .files(let plan):
             var files: [String: String] = [:]
             for path in plan.sqlFilePaths { files[path] = try read(path) }
-            return PlanSource(plan: plan, location: location, files: files)
+            return PlanSource(plan: plan, location: location, files: files, manifest: text)
         case .declarative(let declarative):
             let compiled = declarative.compile()
             var files = compiled.fileTexts
             for path in declarative.handWrittenFilePaths { files[path] = try read(path) }
-            return PlanSource(plan: compiled.plan, location: location, files: files, compiled: compiled)
+            return PlanSource(plan: compiled.plan, location: location, files: files, compiled: compiled, manifest: text)
         }
     }
 

@@ -1,3 +1,4 @@
+import Cutover
 import Foundation
 import PostgresClient
 
@@ -43,9 +44,14 @@ public struct SQLFileRunner: Sendable {
     /// Called before each retry with the attempt number, the delay and the cause, in one line.
     public var onRetry: (@Sendable (Int, Duration, String) -> Void)?
 
+    /// Sees every statement as it runs (a rehearsal's); nil sends each file whole.
+    public var observer: (any StatementObserver)?
+
     /// A runner with the given policy.
-    public init(policy: Policy = Policy(), onRetry: (@Sendable (Int, Duration, String) -> Void)? = nil) {
+    public init(policy: Policy = Policy(), observer: (any StatementObserver)? = nil,
+                onRetry: (@Sendable (Int, Duration, String) -> Void)? = nil) {
         self.policy = policy
+        self.observer = observer
         self.onRetry = onRetry
     }
 
@@ -56,11 +62,32 @@ public struct SQLFileRunner: Sendable {
     public func runInTransaction(_ sql: String, on connection: PostgresConnection,
                                  bookkeeping: (PostgresConnection) throws -> Void = { _ in }) throws -> Int {
         try withRetries { _ in
+            var isCommitted = false
+            defer { observer?.fileEnded(isCommitted: isCommitted) }
             try connection.withTransaction { connection in
                 try connection.execute(unsafeSQL: localSettings)
-                try connection.execute(unsafeSQL: sql)
+                try run(sql, on: connection)
                 try bookkeeping(connection)
             }
+            isCommitted = true
+        }
+    }
+
+    /// Sends `sql` whole, or, with an observer, statement by statement between its calls.
+    private func run(_ sql: String, on connection: PostgresConnection) throws {
+        guard let observer else {
+            try connection.execute(unsafeSQL: sql)
+            return
+        }
+        for statement in SQLStatements.split(sql) {
+            try observer.statementStarts(statement, on: connection)
+            do {
+                try connection.execute(unsafeSQL: statement)
+            } catch {
+                try observer.statementEnded(statement, on: connection, error: error)
+                throw error
+            }
+            try observer.statementEnded(statement, on: connection, error: nil)
         }
     }
 
@@ -77,10 +104,13 @@ public struct SQLFileRunner: Sendable {
                                       openSession: (() throws -> PostgresConnection)? = nil) throws -> Int {
         let open = openSession ?? { try PostgresConnection(configuration: connection.configuration) }
         return try withRetries { _ in
+            var isCommitted = false
+            defer { observer?.fileEnded(isCommitted: isCommitted) }
             let session = try open()
             try session.execute(unsafeSQL: sessionSettings)
             try dropInvalidIndexes(on: table, connection: session)
-            try session.execute(unsafeSQL: sql)
+            try run(sql, on: session)
+            isCommitted = true
             let invalid = try invalidIndexes(on: table, connection: session)
             if !invalid.isEmpty { throw InvalidIndexLeft(names: invalid) }
         }

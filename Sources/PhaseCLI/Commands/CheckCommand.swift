@@ -1,4 +1,5 @@
 import CommandLineKit
+import Foundation
 import Cutover
 import CutoverPostgres
 
@@ -20,7 +21,9 @@ struct CheckCommand: PhaseCommand {
 
     func run() async throws -> ExitCode {
         let target = target
-        let result = try await context.withReadingRunner { runner -> ChecksResult in
+        var options = context.runnerOptions()
+        options.rehearsalGate = StepOptions.rehearsalGate(environment: ProcessInfo.processInfo.environment)
+        let result = try await context.withReadingRunner(options: options) { runner -> ChecksResult in
             let state = try runner.state()
             let step: PhaseStep
             switch target {

@@ -1,3 +1,4 @@
+import Cutover
 import Foundation
 
 /// Names the table locks a plan's SQL takes, statement by statement, for `phase plan` and dry
@@ -28,7 +29,7 @@ enum LockSummary {
 
     static func describe(_ sql: String) -> String {
         var found: [String] = []
-        for statement in statements(sql) {
+        for statement in SQLStatements.split(sql) {
             let words = statement.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
             var lock = "unknown (\(words.split(separator: " ").prefix(2).joined(separator: " ")))"
             if words.hasPrefix("ALTER TABLE"), words.contains("VALIDATE CONSTRAINT") {
@@ -39,57 +40,5 @@ enum LockSummary {
             if !found.contains(lock) { found.append(lock) }
         }
         return found.isEmpty ? "none" : found.joined(separator: "; ")
-    }
-
-    /// The statements of a SQL text, without comments, split at semicolons outside quotes and
-    /// dollar-quoted bodies.
-    static func statements(_ sql: String) -> [String] {
-        var statements: [String] = []
-        var current = ""
-        let characters = Array(sql)
-        var index = 0
-        while index < characters.count {
-            let character = characters[index]
-            if character == "-", index + 1 < characters.count, characters[index + 1] == "-" {
-                while index < characters.count, characters[index] != "\n" { index += 1 }
-                continue
-            }
-            if character == "'" {
-                current.append(character)
-                index += 1
-                while index < characters.count {
-                    current.append(characters[index])
-                    if characters[index] == "'" { index += 1; break }
-                    index += 1
-                }
-                continue
-            }
-            if character == "$", let tagEnd = characters[(index + 1)...].firstIndex(where: { !($0.isLetter || $0.isNumber || $0 == "_") }),
-               characters[tagEnd] == "$" {
-                let tag = String(characters[index...tagEnd])
-                current += tag
-                index = tagEnd + 1
-                // Skip to the closing tag.
-                while index < characters.count {
-                    if characters[index] == "$", String(characters[index..<min(characters.count, index + tag.count)]) == tag {
-                        current += tag
-                        index += tag.count
-                        break
-                    }
-                    current.append(characters[index])
-                    index += 1
-                }
-                continue
-            }
-            if character == ";" {
-                statements.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
-            index += 1
-        }
-        statements.append(current)
-        return statements.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 }

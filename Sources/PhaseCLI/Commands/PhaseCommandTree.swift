@@ -22,7 +22,7 @@ public enum PhaseCommandTree {
             """,
         parameters: PhaseContext.parameters,
         subcommands: [
-            InitCommand.spec, StatusCommand.spec, PlanCommand.spec, NewCommand.spec, CheckCommand.spec, ExpandCommand.spec,
+            InitCommand.spec, StatusCommand.spec, PlanCommand.spec, NewCommand.spec, CheckCommand.spec, RehearseCommand.spec, ExpandCommand.spec,
             SwitchCommand.spec, BackfillCommand.spec, ContractCommand.spec, RollbackCommand.spec, HistoryCommand.spec,
             ReadersCommand.spec, ObserveCommand.spec, CompareCommand.spec, DemoCommand.spec, SoakCommand.spec, ledger,
         ])

@@ -40,7 +40,22 @@ extension PhaseContext {
             }
             let runner = PhaseRunner(connection: try open(), source: source, options: options,
                                      log: { line in if !quiet { console.printDiagnostic(line) } }, openSession: open)
+            Self.dropAbandonedRehearsals(on: runner.connection, console: console)
             return try body(runner)
+        }
+    }
+
+    /// Drops the scratch databases of rehearsals that were killed, with one line each on
+    /// standard error; a failure to look or to drop is one line too, never the command's failure.
+    static func dropAbandonedRehearsals(on connection: PostgresConnection, console: Console) {
+        do {
+            let (dropped, failed) = try RehearsalRegistry.dropAbandoned(on: connection)
+            for name in dropped { console.printDiagnostic("dropped scratch database \(name), left by a rehearsal that was killed") }
+            for name in failed {
+                console.printDiagnostic("warning: scratch database \(name), left by a rehearsal that was killed, could not be dropped by this role; drop it as its owner")
+            }
+        } catch {
+            console.printDiagnostic("warning: could not look for scratch databases left by killed rehearsals: \(error)")
         }
     }
 

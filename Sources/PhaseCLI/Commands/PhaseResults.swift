@@ -127,6 +127,12 @@ struct StatusResult: CommandResult {
         out.append("steps:")
         out += status.steps.map { "  \($0.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \($0.state)" }
         out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted")
+        if let rehearsal = status.lastRehearsal {
+            out.append("last rehearsal: \(rehearsal.id), started \(rehearsal.startedAt) by \(rehearsal.osUser), "
+                       + "\(rehearsal.verdict ?? "running"), checksum \(rehearsal.checksum.prefix(12))")
+        } else {
+            out.append("last rehearsal: none (phase rehearse runs one)")
+        }
         out += StandbyText.lines(standbys)
         for attempt in status.unfinished {
             out.append("\(status.lockHolder == nil ? "interrupted" : "running"): \(attempt.step), started \(attempt.startedAt) by \(attempt.osUser)"
@@ -158,6 +164,9 @@ struct StatusResult: CommandResult {
             "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
             "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
             "runner": status.lockHolder.map { .string($0.description) } ?? .null,
+            "lastRehearsal": status.lastRehearsal.map { ["id": .integer($0.id), "startedAt": .string($0.startedAt),
+                                                         "verdict": $0.verdict.map(JSONResult.string) ?? .null,
+                                                         "checksum": .string($0.checksum), "osUser": .string($0.osUser)] } ?? .null,
             "halfDone": status.halfDone.map { ["step": .string($0.stopped.name), "undo": .string($0.step.name),
                                                "appliedFiles": .array($0.appliedFiles.map(JSONResult.string))] } ?? .null,
             "rollbackCommand": Self.rollbackCommand(status).map(JSONResult.string) ?? .null,
@@ -222,6 +231,7 @@ struct HistoryResult: CommandResult {
             if let epoch = entry.epoch { line += "  epoch \(epoch)" }
             line += "  by \(entry.osUser) as \(entry.databaseRole)"
             if let error = entry.error { line += "\n      \(error)" }
+            if let rehearsal = entry.rehearsal { line += "\n      rehearsal: \(rehearsal)" }
             return line
         }.joined(separator: "\n")
     }
@@ -233,7 +243,7 @@ struct HistoryResult: CommandResult {
              "durationMs": entry.durationMilliseconds.map(JSONResult.integer) ?? .null,
              "error": entry.error.map(JSONResult.string) ?? .null, "checksum": entry.checksum.map(JSONResult.string) ?? .null,
              "epoch": entry.epoch.map(JSONResult.integer) ?? .null, "databaseRole": .string(entry.databaseRole),
-             "osUser": .string(entry.osUser)]
+             "osUser": .string(entry.osUser), "rehearsal": entry.rehearsal.map(JSONResult.string) ?? .null]
         })
     }
 }

@@ -1,4 +1,5 @@
 import CommandLineKit
+import Foundation
 import CutoverPostgres
 
 /// `phase status`: the phase, the writer path, the epoch, each step and the next step's checks.
@@ -13,7 +14,9 @@ struct StatusCommand: PhaseCommand {
     }
 
     func run() async throws -> ExitCode {
-        let result = try await context.withReadingRunner { runner in
+        var options = context.runnerOptions()
+        options.rehearsalGate = StepOptions.rehearsalGate(environment: ProcessInfo.processInfo.environment)
+        let result = try await context.withReadingRunner(options: options) { runner in
             let status = try runner.status()
             return StatusResult(status, standbys: try runner.standbyOverview(before: status.nextStep))
         }

@@ -30,6 +30,26 @@ struct StepOptions: Sendable {
         help: "How long a step whose connection is lost (a failover, a restart) goes on reconnecting, to the primary a multi-host URL with target_session_attrs=read-write finds, and finishes; 0s disables.")
     /// `--dry-run`
     static let dryRun = StandardParameters.dryRun
+    /// `--skip-rehearsal`, for expand and contract.
+    static let skipRehearsal = Flag(
+        "skip-rehearsal",
+        help: "Run without a passing 'phase rehearse' of this plan on this database (also CUTOVER_SKIP_REHEARSAL=1); the history records it.")
+    /// The variable that skips the rehearsal gate as --skip-rehearsal does, for pipelines.
+    static let skipRehearsalVariable = "CUTOVER_SKIP_REHEARSAL"
+
+    /// The gate of expand and contract for a command line that `parsed` holds.
+    static func rehearsalGate(_ parsed: ParsedCommand, environment: [String: String]) -> RehearsalGate {
+        if parsed[skipRehearsal] { return .skipped(how: "--skip-rehearsal") }
+        return rehearsalGate(environment: environment)
+    }
+
+    /// The gate as `status` and `check` show it, which take no --skip-rehearsal: the variable's.
+    static func rehearsalGate(environment: [String: String]) -> RehearsalGate {
+        if let value = environment[skipRehearsalVariable], !value.isEmpty, value != "0" {
+            return .skipped(how: "\(skipRehearsalVariable)=\(value.prefix(16))")
+        }
+        return .required
+    }
 
     /// The options in the order help lists them.
     static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun]

@@ -9,6 +9,8 @@ enum StopEffect: Sendable, Equatable {
     case rollbackBegun
     /// It ran on a throw-away database, now removed.
     case throwawayRemoved
+    /// A rehearsal: its scratch database is removed, and the real table was only read.
+    case scratchRemoved
 
     /// The line for `command` (`switch modern`) stopped by `signal` (`SIGTERM`).
     func line(command: String, signal: String) -> String {
@@ -22,6 +24,8 @@ enum StopEffect: Sendable, Equatable {
             return "\(stopped); a rollback it began is finished by 'phase rollback switch': see 'phase status'"
         case .throwawayRemoved:
             return "\(stopped); its throw-away database was removed"
+        case .scratchRemoved:
+            return "\(stopped); its scratch database was removed and the real table only read: run it again when ready"
         }
     }
 }

@@ -110,6 +110,15 @@ struct DemoCommand: PhaseCommand {
         }
         try await load(slice, modern, "baseline", on: .legacy)
 
+        heading("rehearse: the whole plan on a scratch copy of the table, beside the live load")
+        try await runner.step("rehearse") { runner -> Rehearsal.Report in
+            let report = try Rehearsal(connection: runner.connection, source: runner.source).run()
+            guard report.verdict == .passed else {
+                throw CommandFailure("the rehearsal failed: \(report.findings.first?.message ?? "see phase rehearse")")
+            }
+            return report
+        }
+
         heading("expand: add the v2 document beside the title")
         try await step("expand") { try $0.run(.expand) }
         try await load(slice, modern, "expanded", on: .legacy)
@@ -223,6 +232,10 @@ final class DemoRunner: @unchecked Sendable {
             let value = try body(box.runner)
             if let report = value as? PhaseRunner.StepReport {
                 return "\(report.step): \(report.from) -> \(report.to), epoch \(report.epoch), \(report.checks.count) checks passed"
+            }
+            if let report = value as? Rehearsal.Report {
+                // The counts vary with the plan's format and the live rows; the verdict is the step's result.
+                return "rehearse: \(report.verdict.rawValue), every step and rollback run on a scratch copy, the old application's SQL replayed after each; scratch database removed"
             }
             return "\(name): done"
         }

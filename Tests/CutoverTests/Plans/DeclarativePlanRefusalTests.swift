@@ -52,7 +52,7 @@ struct DeclarativePlanRefusalTests {
                 field: "operations[0].drop_index", .unknownKeys(["concurrently"], allowed: ["name"])),
         Refusal("an unknown root key", #"{"drop_index": {"name": "a"}}"#, extra: #" "colour": 1,"#,
                 field: "", .unknownKeys(["colour"], allowed: ["format", "name", "table", "key", "revision", "columns", "legacyApplicationPattern",
-                                                             "modernWriterWindow", "backfill", "operations", "checks"])),
+                                                             "modernWriterWindow", "backfill", "operations", "checks", "statements"])),
         Refusal("a column the plan does not know", alter(up: #""CASE statsu WHEN 'new' THEN 1 END""#),
                 field: "operations[0].alter_column.up", .unknownColumn("statsu", known: ["id", "status", "status_code"])),
         Refusal("an alter_column's up reading a column of the table outside the change", alter(up: #""total""#),

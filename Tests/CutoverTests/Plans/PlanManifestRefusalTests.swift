@@ -24,7 +24,7 @@ struct PlanManifestRefusalTests {
         var testDescription: String { rule }
     }
 
-    private static let rootKeys = "format, name, table, legacyApplicationPattern, modernWriterWindow, steps"
+    private static let rootKeys = "format, name, table, legacyApplicationPattern, modernWriterWindow, steps, statements"
     private static let order = "(the order is expand, switch, backfill, contract, each at most once)"
 
     static let format: [Refusal] = [
@@ -397,7 +397,7 @@ struct PlanManifestRefusalTests {
             + #"contract; found "a\u{202E}b\u{A}c\u{0}\"\\""#)
         let unknownKey = Samples.editing(replacing: #""format": 1,"#, with: #""format": 1, "\u2028\r": 0,"#)
         #expect(Samples.refusal(of: unknownKey) == "plan.json: expected only the keys format, name, table, "
-            + #"legacyApplicationPattern, modernWriterWindow, steps; found unknown key "\u{2028}\u{D}""#)
+            + #"legacyApplicationPattern, modernWriterWindow, steps, statements; found unknown key "\u{2028}\u{D}""#)
         for manifest in [long, hidden, unknownKey] {
             #expect(!Samples.refusal(of: manifest).contains("\n"))
         }

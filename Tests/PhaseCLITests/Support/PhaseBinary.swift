@@ -44,6 +44,10 @@ struct PhaseBinary {
         environment["NO_COLOR"] = "1"
         // The binary waits 10 s to connect by default; a loaded test machine may need longer.
         environment["PGCONNECT_TIMEOUT"] = environment["PGCONNECT_TIMEOUT"] ?? String(TestPostgres.connectTimeout.components.seconds)
+        // Tests of everything but the rehearsal gate run expand and contract without a rehearsal,
+        // as an operator's --skip-rehearsal would; the gate's own tests (RehearseCommandTests) and
+        // the runbooks set it to "" and go through `phase rehearse`.
+        environment["CUTOVER_SKIP_REHEARSAL"] = environment["CUTOVER_SKIP_REHEARSAL"] ?? "1"
         for (key, value) in extra { environment[key] = value }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phase-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

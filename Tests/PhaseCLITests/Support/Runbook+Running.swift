@@ -39,7 +39,11 @@ extension Runbook {
         for step in steps {
             switch step.action {
             case .phase(let arguments, let exitCode):
-                let run = try await db.phase(arguments)
+                // The runbooks go through `phase rehearse`, so the rehearsal gate applies to them.
+                let url = db.url
+                let run = try await onThread {
+                    try PhaseBinary.run(arguments, databaseURL: url, environment: ["CUTOVER_SKIP_REHEARSAL": ""])
+                }
                 let shown = "phase \(arguments.joined(separator: " "))"
                 if run.status != exitCode {
                     Issue.record("\(shown) exited \(run.status), the runbook says \(exitCode)\n\(run.output)\(run.diagnostics)",

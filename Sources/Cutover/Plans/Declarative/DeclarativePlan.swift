@@ -79,6 +79,8 @@ public struct DeclarativePlan: Sendable, Hashable {
     public let operations: [DeclarativeOperation]
     /// The plan's own checks, by step, run after the ones the compiler derives.
     public let checks: [PlanStep.Kind: [PlanCheck]]
+    /// The applications' statements `phase rehearse` replays (`statements`), as format 1 gives them.
+    public internal(set) var statements: [ApplicationStatement] = []
 
     /// Reads and validates a format-2 manifest; `file` names it in errors.
     public init(manifest: [UInt8], file: String = "plan.json") throws(PlanManifestError) {
@@ -109,10 +111,12 @@ public struct DeclarativePlan: Sendable, Hashable {
 
     /// The same plan with `checks` as its own checks.
     func with(checks: [PlanStep.Kind: [PlanCheck]]) -> DeclarativePlan {
-        DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
-                        legacyApplicationPattern: legacyApplicationPattern,
-                        modernWriterWindow: modernWriterWindow, batchSize: batchSize, niceRatio: niceRatio,
-                        maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
+        var plan = DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
+                                   legacyApplicationPattern: legacyApplicationPattern,
+                                   modernWriterWindow: modernWriterWindow, batchSize: batchSize, niceRatio: niceRatio,
+                                   maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
+        plan.statements = statements
+        return plan
     }
 
     /// The hand-written SQL files the `sql` operations and the plan's own checks name, each

@@ -3,7 +3,7 @@
 /// last, once every operation has said which columns it names.
 enum DeclarativePlanDecoder {
     private static let rootKeys = ["format", "name", "table", "key", "revision", "columns", "legacyApplicationPattern",
-                                   "modernWriterWindow", "backfill", "operations", "checks"]
+                                   "modernWriterWindow", "backfill", "operations", "checks", "statements"]
     private static let backfillKeys = ["batchSize", "niceRatio", "maxReplicaLag"]
     private static let columnKeys = ["name", "type", "up", "default", "notNull", "unique", "check", "references"]
     private static let referenceKeys = ["table", "columns", "onDelete"]
@@ -48,10 +48,11 @@ enum DeclarativePlanDecoder {
         if operations.count > 1, let index = operations.firstIndex(where: { if case .renameTable = $0 { true } else { false } }) {
             throw ManifestValue(path: root["operations"].path.index(index), value: nil).fault(.renameNotAlone(count: operations.count))
         }
-        let plan = DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
+        var plan = DeclarativePlan(name: name, table: table, key: key, revision: revision, columns: columns,
                                    legacyApplicationPattern: pattern,
                                    modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
                                    maximumReplicaLag: replicaLag, operations: operations, checks: [:])
+        plan.statements = try root.optional("statements").map(PlanManifestDecoder.statements) ?? []
         guard let value = root.optional("checks") else { return plan }
         return plan.with(checks: try ownChecks(value, of: plan))
     }

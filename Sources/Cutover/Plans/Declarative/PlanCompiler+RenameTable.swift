@@ -58,7 +58,7 @@ extension PlanCompiler {
             PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
-                                      modernWriterWindow: plan.modernWriterWindow, steps: steps)
+                                      modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
         return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, contract],
                             tracksLegacyWrites: false,
                             legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",

@@ -156,7 +156,7 @@ struct PlanCompiler {
                      checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
-                                      modernWriterWindow: plan.modernWriterWindow, steps: steps)
+                                      modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining] + contract + contractRevert,
                             tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
                             expressionProbe: expressionProbe(), declaration: plan)

@@ -1,0 +1,59 @@
+import CommandLineKit
+import Cutover
+import CutoverPostgres
+
+/// `phase rehearse`: run the whole plan on a scratch copy of its table on the same server, and
+/// report the locks, rewrites, time and WAL each statement would cost and whether the
+/// applications' statements still work after every step.
+struct RehearseCommand: PhaseCommand {
+    /// `--sample-rows`
+    static let sampleRows = Option("sample-rows", type: .integer(in: 1...10_000_000), default: 10_000, valueName: "count",
+                                   help: "How many of the table's rows to copy into the scratch table.")
+    /// `--replay-timeout`
+    static let replayTimeout = Option("replay-timeout", type: .duration(in: .seconds(1) ... .seconds(3600)), default: .seconds(30),
+                                      valueName: "duration", help: "How long one replayed application statement may run on the copy.")
+    static let spec = CommandSpec(
+        "rehearse", abstract: "Run the whole plan on a scratch copy of its table on this server, before expand, and report what it would do.",
+        discussion: """
+            Creates a scratch database on the same server (the role needs CREATEDB), copies the table into it with \
+            its columns, types, defaults, constraints, indexes and triggers (foreign keys to other tables are left \
+            out), fills it with a sample of the real rows, and runs every step and every rollback the plan allows: \
+            expand, rollback expand, expand, switch modern, rollback switch, switch modern, backfill, rollback switch, \
+            switch modern, backfill, contract. For each statement it reports the locks observed in pg_locks, any \
+            relation rewritten (its file replaced), its time and WAL on the sample and as estimated for the real table \
+            from its size. Before expand and after every step until contract it replays the applications' statements \
+            (the plan's "statements", or a built-in set of an update and a same-value update of each legacy column, an \
+            insert, an upsert, a select and a delete) and compares the two representations after each. The scratch \
+            database is always removed; one left by a rehearsal that was killed is removed by the next phase command. \
+            On the real database it only reads (the catalog, the table's size, the sample, under --lock-timeout) and \
+            records the rehearsal, which expand and contract require. Runs before expand only. Exits 0 when nothing \
+            would break, 3 when a statement that worked fails later, the representations disagree, a step fails, or a \
+            lock that blocks the application would be held longer than --lock-timeout.
+            """,
+        parameters: [Self.sampleRows, Self.replayTimeout, StepOptions.lockTimeout, StepOptions.statementTimeout], command: Self.self)
+
+    let context: PhaseContext
+    let sampleRows: Int
+    let replayTimeout: Duration
+
+    init(_ parsed: ParsedCommand, context: PhaseContext) {
+        self.context = context
+        sampleRows = parsed[Self.sampleRows]
+        replayTimeout = parsed[Self.replayTimeout]
+    }
+
+    var stopEffect: StopEffect { .scratchRemoved }
+
+    func run() async throws -> ExitCode {
+        let options = Rehearsal.Options(sampleRows: sampleRows, sql: context.steps.sqlPolicy, statementTimeout: replayTimeout,
+                                        isStopRequested: { StopSignals.shared.isStopRequested })
+        let console = context.console
+        let quiet = context.isQuiet
+        let report = try await context.withReadingRunner { runner in
+            try Rehearsal(connection: runner.connection, source: runner.source, options: options,
+                          log: { line in if !quiet { console.printDiagnostic(line) } }).run()
+        }
+        context.console.printResult(RehearseResult(report: report), format: context.format)
+        return report.verdict == .passed ? .done : .refused
+    }
+}

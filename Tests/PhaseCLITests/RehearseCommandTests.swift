@@ -1,0 +1,275 @@
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+/// `phase rehearse` through the built binary against a real server: what it finds in plans that
+/// would hurt, that the real table is only read, that its scratch database always goes, and the
+/// gate it puts before expand and contract.
+@Suite("phase rehearse", .timeLimit(.minutes(5)))
+struct RehearseCommandTests {
+    /// The gate applies: these tests are about it.
+    private static let gated = ["CUTOVER_SKIP_REHEARSAL": ""]
+
+    /// A database with `public.orders(id bigint primary key, status text not null, amount integer not null)`
+    /// holding `rows` rows.
+    private static func orders(_ label: String, rows: Int = 3000) async throws -> TestDatabase {
+        let database = try await TestPostgres.database(label)
+        try await onThread {
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: """
+                CREATE TABLE public.orders (id bigint PRIMARY KEY, status text NOT NULL, amount integer NOT NULL);
+                INSERT INTO public.orders SELECT n, (ARRAY['new', 'paid', 'shipped'])[1 + n % 3], n % 500 FROM generate_series(1, \(rows)) AS n;
+                ANALYZE public.orders;
+                """)
+        }
+        return database
+    }
+
+    /// A plan folder holding `plan.json` and the files given.
+    private static func plan(_ manifest: String, files: [String: String] = [:]) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try manifest.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
+        for (name, text) in files { try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        return folder.path
+    }
+
+    private static let statusCode = #"""
+        {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint", "notNull": true},
+          "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END",
+          "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END"}}
+        """#
+
+    private static func run(_ arguments: [String], on database: TestDatabase, environment: [String: String] = gated) async throws -> PhaseBinary.Run {
+        let url = database.connectionString
+        return try await onThread { try PhaseBinary.run(arguments, databaseURL: url, environment: environment) }
+    }
+
+    private static func json(_ run: PhaseBinary.Run) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)\(run.diagnostics)")
+    }
+
+    private static func scratchDatabaseExists(_ name: String, on database: TestDatabase) async throws -> Bool {
+        try await onThread {
+            try database.connect().query("SELECT count(*) AS n FROM pg_database WHERE datname = \(name)")[0].decode(Int64.self, "n") == 1
+        }
+    }
+
+    /// What the real table is: its rows, its columns, its triggers and its counters, for "untouched".
+    private static func fingerprint(_ database: TestDatabase) async throws -> String {
+        try await onThread {
+            try database.connect().query("""
+                SELECT (SELECT md5(string_agg(o::text, ',' ORDER BY id)) FROM public.orders o)
+                    || (SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'public.orders'::regclass AND attnum > 0 AND NOT attisdropped)
+                    || (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.orders'::regclass)::text
+                    || (SELECT count(*) FROM pg_index WHERE indrelid = 'public.orders'::regclass)::text
+                    || (SELECT n_tup_ins || '/' || n_tup_upd || '/' || n_tup_del FROM pg_stat_user_tables WHERE relid = 'public.orders'::regclass)
+                    || (SELECT count(*) FROM pg_statistic WHERE starelid = 'public.orders'::regclass)::text AS print
+                """)[0].decode(String.self, "print")
+        }
+    }
+
+    @Test func aHandWrittenTriggerThatRaisesOnASameValueUpdateFailsTheRehearsalNamingTheStatementAndTheStep() async throws {
+        let database = try await Self.orders("rehearse_trigger")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-guarded", "table": "public.orders", "key": "id",
+             "operations": [\(Self.statusCode), {"sql": {"expand": ["guard.sql"], "revert": ["guard_revert.sql"]}}]}
+            """, files: [
+                "guard.sql": """
+                    CREATE FUNCTION public.orders_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW.status = OLD.status AND OLD.status_code IS NULL THEN
+                            RAISE EXCEPTION 'order % keeps its status before it is converted', OLD.id;
+                        END IF;
+                        RETURN NEW;
+                    END
+                    $$;
+                    CREATE TRIGGER orders_guard BEFORE UPDATE ON public.orders FOR EACH ROW EXECUTE FUNCTION public.orders_guard();
+                    """,
+                "guard_revert.sql": "DROP TRIGGER IF EXISTS orders_guard ON public.orders; DROP FUNCTION IF EXISTS public.orders_guard();",
+            ])
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let before = try await Self.fingerprint(database)
+        let text = try await Self.run(["--plan", folder, "rehearse"], on: database)
+        #expect(text.status == 3, "\(text.output)\(text.diagnostics)")
+        #expect(text.output.contains("FAILURE (after expand): the old application's same-value update of status worked before expand and fails after expand: order 1 keeps its status before it is converted"),
+                "\(text.output)")
+        #expect(text.output.contains("    in: UPDATE public.orders SET status = status WHERE id = '1'"), "\(text.output)")
+        #expect(text.output.contains("verdict: FAILED"), "\(text.output)")
+
+        let json = try Self.json(try await Self.run(["--plan", folder, "--format", "json", "rehearse"], on: database))
+        #expect(json["verdict"] as? String == "failed")
+        let scratch = try #require(json["scratchDatabase"] as? String)
+        #expect(try await !Self.scratchDatabaseExists(scratch, on: database), "a failed rehearsal drops its scratch database")
+        #expect(try await Self.fingerprint(database) == before, "the real table is untouched")
+        // The gate refuses expand, naming the failed rehearsal.
+        let expand = try await Self.run(["--plan", folder, "expand"], on: database)
+        #expect(expand.status == 3)
+        #expect(expand.diagnostics.contains("check failed: rehearsal passed"), "\(expand.diagnostics)")
+        #expect(expand.diagnostics.contains("none passed; the last, rehearsal "), "\(expand.diagnostics)")
+        #expect(try await Self.fingerprint(database) == before)
+    }
+
+    @Test func aRewriteAnIndexWithoutConcurrentlyAndAConstraintWithoutNotValidAreReportedWithTheLocksObserved() async throws {
+        let database = try await Self.orders("rehearse_risky")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-risky", "table": "public.orders", "key": "id",
+             "operations": [{"sql": {"expand": ["rewrite.sql", "index.sql", "constraint.sql"], "revert": ["risky_revert.sql"]}}]}
+            """, files: [
+                // Each file runs in a transaction of its own, so each statement takes its own lock.
+                "rewrite.sql": "ALTER TABLE public.orders ALTER COLUMN amount TYPE bigint;",
+                "index.sql": "CREATE INDEX orders_status ON public.orders (status);",
+                "constraint.sql": "ALTER TABLE public.orders ADD CONSTRAINT orders_amount_positive CHECK (amount >= 0);",
+                "risky_revert.sql": """
+                    ALTER TABLE public.orders DROP CONSTRAINT IF EXISTS orders_amount_positive;
+                    DROP INDEX IF EXISTS public.orders_status;
+                    ALTER TABLE public.orders ALTER COLUMN amount TYPE integer;
+                    """,
+            ])
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let run = try await Self.run(["--plan", folder, "--format", "json", "rehearse"], on: database)
+        let json = try Self.json(run)
+        let statements = try #require(json["statements"] as? [[String: Any]])
+        func observed(_ prefix: String) throws -> [String: Any] {
+            try #require(statements.first { $0["step"] as? String == "expand" && ($0["sql"] as? String ?? "").hasPrefix(prefix) }, "\(prefix)")
+        }
+        let rewrite = try observed("ALTER TABLE public.orders ALTER COLUMN amount TYPE bigint")
+        #expect(rewrite["tableLock"] as? String == "ACCESS EXCLUSIVE")
+        #expect((rewrite["rewritten"] as? [String])?.contains("public.orders") == true, "\(rewrite)")
+        let index = try observed("CREATE INDEX orders_status")
+        #expect(index["tableLock"] as? String == "SHARE", "\(index)")
+        #expect(index["indexesBuilt"] as? [String] == ["public.orders_status"], "\(index)")
+        let constraint = try observed("ALTER TABLE public.orders ADD CONSTRAINT orders_amount_positive")
+        #expect(constraint["tableLock"] as? String == "ACCESS EXCLUSIVE", "\(constraint)")
+        #expect(constraint["constraintsValidated"] as? [String] == ["orders_amount_positive"], "\(constraint)")
+        let messages = (json["findings"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(messages.contains { $0.hasPrefix("index public.orders_status built without CONCURRENTLY on a table of 3,000 rows") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("constraint orders_amount_positive added without NOT VALID: every row is read under ACCESS EXCLUSIVE") },
+                "\(messages)")
+        // The revert's own statements are observed too.
+        let revert = try #require(statements.first { $0["step"] as? String == "revert expand" && ($0["sql"] as? String ?? "").hasPrefix("ALTER TABLE public.orders ALTER COLUMN amount TYPE integer") })
+        #expect((revert["rewritten"] as? [String])?.contains("public.orders") == true, "\(revert)")
+        #expect(statements.first { $0["step"] as? String == "revert expand" }?["tableLock"] as? String == "ACCESS EXCLUSIVE",
+                "the revert's first statement takes ACCESS EXCLUSIVE, held by the rest of its transaction")
+        #expect(messages.contains { $0.hasPrefix("rewrites public.orders, public.orders_pkey: an estimated ") }, "\(messages)")
+        #expect(json["verdict"] as? String == "passed", "on 3,000 rows every lock is held briefly: \(messages)")
+    }
+
+    @Test func aStrongLockHeldLongerThanTheLockTimeoutOnTheRealTableFailsTheRehearsal() async throws {
+        let database = try await Self.orders("rehearse_long_lock", rows: 200_000)
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-rewrite", "table": "public.orders", "key": "id",
+             "operations": [{"sql": {"expand": ["rewrite.sql"], "revert": ["rewrite_revert.sql"]}}]}
+            """, files: [
+                "rewrite.sql": "ALTER TABLE public.orders ALTER COLUMN amount TYPE bigint;",
+                "rewrite_revert.sql": "ALTER TABLE public.orders ALTER COLUMN amount TYPE integer;",
+            ])
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        // 2,000 of 200,000 rows: the rewrite's time on the sample is scaled a hundredfold.
+        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "2000", "--lock-timeout", "10ms"], on: database)
+        #expect(run.status == 3, "\(run.output)\(run.diagnostics)")
+        #expect(run.output.contains("FAILURE (expand): ACCESS EXCLUSIVE on public.orders for an estimated "), "\(run.output)")
+        #expect(run.output.contains("longer than the lock timeout of 10ms: the table will be unavailable: reads and writes wait"), "\(run.output)")
+        #expect(run.output.contains("2,000 of about 200,000 rows"), "\(run.output)")
+    }
+
+    @Test func aKilledRehearsalsScratchDatabaseIsDroppedByTheNextPhaseCommand() async throws {
+        let database = try await Self.orders("rehearse_killed", rows: 60_000)
+        let url = database.connectionString
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-killed", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let before = try await Self.fingerprint(database)
+        let started = try await onThread {
+            try PhaseBinary.start(["--plan", folder, "rehearse", "--sample-rows", "60000"], databaseURL: url, environment: Self.gated)
+        }
+        // Wait for the rehearsal to make its scratch database, then kill it outright.
+        var scratch: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while scratch == nil, ContinuousClock.now < deadline {
+            scratch = try await onThread {
+                try database.connect().query("""
+                    SELECT r.scratch_database FROM cutover.rehearsals r JOIN pg_database d ON d.datname = r.scratch_database
+                     WHERE r.plan = 'orders-killed' AND r.finished_at IS NULL
+                    """).first?.decode(String.self, "scratch_database")
+            }
+            if scratch == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let name = try #require(scratch, "the rehearsal never made its scratch database")
+        kill(started.pid, SIGKILL)
+        _ = try await onThread { try PhaseBinary.finish(started) }
+        #expect(try await Self.scratchDatabaseExists(name, on: database), "SIGKILL leaves the scratch database")
+
+        let status = try await Self.run(["--plan", folder, "status"], on: database)
+        #expect(status.status == 0, "\(status.diagnostics)")
+        #expect(status.diagnostics.contains("dropped scratch database \(name), left by a rehearsal that was killed"), "\(status.diagnostics)")
+        #expect(status.output.contains("interrupted, checksum "), "\(status.output)")
+        #expect(try await !Self.scratchDatabaseExists(name, on: database))
+        #expect(try await Self.fingerprint(database) == before, "the real table is untouched")
+    }
+
+    @Test func aTableLockedByAnotherSessionMakesTheRehearsalGiveUpWithinTheLockTimeout() async throws {
+        let database = try await Self.orders("rehearse_blocked")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-blocked", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let holder = try await onThread { () -> HeldSession in
+            let connection = try database.connect(applicationName: "ddl-elsewhere")
+            try connection.execute(unsafeSQL: "BEGIN; LOCK TABLE public.orders IN ACCESS EXCLUSIVE MODE")
+            return HeldSession(connection)
+        }
+        let run = try await Self.run(["--plan", folder, "rehearse", "--lock-timeout", "200ms"], on: database)
+        #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
+        #expect(run.diagnostics.contains("lock timeout"), "\(run.diagnostics)")
+        holder.close()
+        let left = try await onThread {
+            try database.connect().query("SELECT count(*) AS n FROM cutover.rehearsals WHERE plan = 'orders-blocked'")[0].decode(Int64.self, "n")
+        }
+        #expect(left == 0, "nothing was recorded, and no scratch database made, before the sample was read")
+    }
+
+    @Test(arguments: ExampleWorkload.all)
+    func everyExamplePlanRehearsesCleanAndThenPassesTheGate(_ workload: ExampleWorkload) async throws {
+        let example = try await ExampleDatabase.make(workload)
+        let database = example.database
+        #expect(try await Self.run(["--plan", workload.path, "init"], on: database).status == 0)
+        let refused = try await Self.run(["--plan", workload.path, "expand"], on: database)
+        #expect(refused.status == 3, "\(workload.folder): \(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("observed none: the plan was never rehearsed on this database"), "\(refused.diagnostics)")
+        let rehearsal = try await Self.run(["--plan", workload.path, "rehearse"], on: database)
+        #expect(rehearsal.status == 0, "\(workload.folder): \(rehearsal.output)\(rehearsal.diagnostics)")
+        #expect(rehearsal.output.contains("verdict: passed"), "\(workload.folder): \(rehearsal.output)")
+        #expect(!rehearsal.output.contains("FAILURE"), "\(workload.folder): \(rehearsal.output)")
+        let expand = try await Self.run(["--plan", workload.path, "expand"], on: database)
+        #expect(expand.status == 0, "\(workload.folder): \(expand.diagnostics)")
+        let history = try await Self.run(["--plan", workload.path, "--format", "json", "history"], on: database)
+        #expect(history.output.contains("rehearsal passed"), "\(history.output)")
+    }
+
+    @Test func skippingTheRehearsalIsRecordedAndAChangedPlanNeedsANewOne() async throws {
+        let database = try await Self.orders("rehearse_gate")
+        let manifest = """
+            {"format": 2, "name": "orders-gate", "table": "public.orders", "key": "id", "modernWriterWindow": "WINDOW", "operations": [\(Self.statusCode)]}
+            """
+        let first = try Self.plan(manifest.replacing("WINDOW", with: "10m"))
+        let changed = try Self.plan(manifest.replacing("WINDOW", with: "20m"))
+        #expect(try await Self.run(["--plan", first, "init"], on: database).status == 0)
+        #expect(try await Self.run(["--plan", first, "rehearse"], on: database).status == 0)
+        let check = try await Self.run(["--plan", changed, "check", "expand"], on: database)
+        #expect(check.status == 3)
+        #expect(check.output.contains("rehearsed checksum"), "\(check.output)")
+        #expect(check.output.contains("the plan changed since"), "\(check.output)")
+        let skipped = try await Self.run(["--plan", changed, "expand", "--skip-rehearsal"], on: database)
+        #expect(skipped.status == 0, "\(skipped.diagnostics)")
+        let history = try await Self.run(["--plan", changed, "--format", "json", "history"], on: database)
+        #expect(history.output.contains("skipped by the operator (--skip-rehearsal)"), "\(history.output)")
+        // A rehearsal runs before expand only.
+        let late = try await Self.run(["--plan", changed, "rehearse"], on: database)
+        #expect(late.status == 1)
+        #expect(late.diagnostics.contains("plan orders-gate is at phase expanded: a rehearsal copies the table as expand finds it, so it runs before expand only"),
+                "\(late.diagnostics)")
+    }
+}

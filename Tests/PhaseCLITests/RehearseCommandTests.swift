@@ -1,4 +1,5 @@
 import CutoverTestSupport
+import EphemeralPostgres
 import Foundation
 import PostgresClient
 import Testing
@@ -271,5 +272,95 @@ struct RehearseCommandTests {
         #expect(late.status == 1)
         #expect(late.diagnostics.contains("plan orders-gate is at phase expanded: a rehearsal copies the table as expand finds it, so it runs before expand only"),
                 "\(late.diagnostics)")
+    }
+
+    @Test func theDeclaredStatementsAreReplayedAndATriggerThatMakesTheRepresentationsDisagreeFailsTheRehearsal() async throws {
+        let database = try await Self.orders("rehearse_declared")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-declared", "table": "public.orders", "key": "id",
+             "operations": [\(Self.statusCode), {"sql": {"expand": ["reset.sql"], "revert": ["reset_revert.sql"]}}],
+             "statements": [
+               {"name": "mark paid", "application": "legacy", "sql": "UPDATE public.orders SET status = 'paid' WHERE id = 5"},
+               {"name": "ship by code", "application": "modern", "sql": "UPDATE public.orders SET status_code = 3 WHERE id = 6"}]}
+            """, files: [
+                // Runs after the sync trigger (names order triggers) and undoes a legacy write of status.
+                "reset.sql": """
+                    CREATE FUNCTION public.orders_reset() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW.status IS DISTINCT FROM OLD.status THEN NEW.status := OLD.status; END IF;
+                        RETURN NEW;
+                    END
+                    $$;
+                    CREATE TRIGGER orders_reset BEFORE UPDATE OF status ON public.orders FOR EACH ROW EXECUTE FUNCTION public.orders_reset();
+                    """,
+                "reset_revert.sql": "DROP TRIGGER IF EXISTS orders_reset ON public.orders; DROP FUNCTION IF EXISTS public.orders_reset();",
+            ])
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let run = try await Self.run(["--plan", folder, "--format", "json", "rehearse"], on: database)
+        #expect(run.status == 3, "\(run.output)\(run.diagnostics)")
+        let json = try Self.json(run)
+        let replayed = try #require(json["replayed"] as? [[String: Any]])
+        #expect(replayed.map { $0["name"] as? String } == ["mark paid", "ship by code"])
+        #expect(replayed.allSatisfy { $0["builtIn"] as? Bool == false })
+        func outcomes(_ name: String) -> [String] {
+            (replayed.first { $0["name"] as? String == name }?["outcomes"] as? [[String: Any]] ?? []).map {
+                "\($0["stage"] as? String ?? ""): \($0["kind"] as? String ?? "")"
+            }
+        }
+        let modern = outcomes("ship by code")
+        #expect(modern.first == "before expand: skipped", "\(modern)")
+        #expect(modern.contains("after expand: worked") && modern.contains("after revert expand: skipped"), "\(modern)")
+        #expect(outcomes("mark paid").first == "before expand: worked")
+        #expect(outcomes("mark paid").contains("after expand: disagreed"), "\(outcomes("mark paid"))")
+        let messages = (json["findings"] as? [[String: Any]] ?? []).filter { $0["severity"] as? String == "failure" }.compactMap { $0["message"] as? String }
+        #expect(messages.contains { $0.hasPrefix("after the old application's mark paid after expand, the legacy and modern representations disagree in ") },
+                "\(messages)")
+    }
+
+    @Test func suggestListsTheStatementsPgStatStatementsSawOnTheTable() async throws {
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-suggest", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        func phase(_ arguments: [String], on cluster: EphemeralCluster) async throws -> PhaseBinary.Run {
+            let url = cluster.url(database: "postgres")
+            return try await onThread { try PhaseBinary.run(arguments, databaseURL: url, environment: Self.gated) }
+        }
+        // Without the extension, the operator is told what to do. Some builds (pgserver's 16) do
+        // not ship it at all; the rest of the test needs a server that does.
+        let plain = try await EphemeralCluster.start()
+        let missing = try await phase(["--plan", folder, "rehearse", "--suggest"], on: plain)
+        #expect(missing.status == 1)
+        #expect(missing.diagnostics.contains("cannot suggest statements: pg_stat_statements is not installed in this database"), "\(missing.diagnostics)")
+        let shipped = try await onThread {
+            try PostgresConnection(configuration: plain.configuration())
+                .query("SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'pg_stat_statements'")[0].decode(Int64.self, "n") == 1
+        }
+        plain.stop()
+        guard shipped else { return }
+        let cluster = try await EphemeralCluster.start(options: .init(settings: ["shared_preload_libraries": "pg_stat_statements"]))
+        defer { cluster.stop() }
+        try await onThread {
+            let connection = try PostgresConnection(configuration: cluster.configuration())
+            try connection.execute(unsafeSQL: """
+                CREATE EXTENSION pg_stat_statements;
+                CREATE TABLE public.orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO public.orders SELECT n, 'new' FROM generate_series(1, 100) AS n;
+                """)
+            for id in 1...5 { try connection.query("UPDATE public.orders SET status = 'paid' WHERE id = \(Int64(id))") }
+            try connection.query("SELECT status FROM public.orders WHERE id = \(Int64(3))")
+        }
+        let run = try await phase(["--plan", folder, "--format", "json", "rehearse", "--suggest"], on: cluster)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let suggestions = try #require(try Self.json(run)["suggestions"] as? [[String: Any]])
+        let update = try #require(suggestions.first { ($0["sql"] as? String ?? "").hasPrefix("UPDATE public.orders SET status = $2 WHERE id = $1") },
+                                  "\(suggestions)")
+        #expect(update["calls"] as? Int == 5)
+        #expect(update["application"] as? String == "legacy")
+        #expect(update["parameters"] as? Int == 2)
+        #expect(suggestions.contains { ($0["sql"] as? String ?? "").hasPrefix("SELECT status FROM public.orders WHERE id = $1") })
+        #expect(!suggestions.contains { ($0["sql"] as? String ?? "").contains("CREATE") }, "only reads and writes are suggested")
+        let text = try await phase(["--plan", folder, "rehearse", "--suggest"], on: cluster)
+        #expect(text.output.contains("5 calls, legacy (2 values to fill in): UPDATE public.orders SET status = $2 WHERE id = $1"), "\(text.output)")
+        #expect(text.output.contains(#""application" : "legacy""#) || text.output.contains(#""application": "legacy""#), "\(text.output)")
     }
 }

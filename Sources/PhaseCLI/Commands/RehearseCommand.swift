@@ -12,6 +12,8 @@ struct RehearseCommand: PhaseCommand {
     /// `--replay-timeout`
     static let replayTimeout = Option("replay-timeout", type: .duration(in: .seconds(1) ... .seconds(3600)), default: .seconds(30),
                                       valueName: "duration", help: "How long one replayed application statement may run on the copy.")
+    /// `--suggest`
+    static let suggest = Flag("suggest", help: "List the statements pg_stat_statements has seen on the plan's table, as a start for the plan's \"statements\"; rehearses nothing.")
     static let spec = CommandSpec(
         "rehearse", abstract: "Run the whole plan on a scratch copy of its table on this server, before expand, and report what it would do.",
         discussion: """
@@ -28,23 +30,29 @@ struct RehearseCommand: PhaseCommand {
             On the real database it only reads (the catalog, the table's size, the sample, under --lock-timeout) and \
             records the rehearsal, which expand and contract require. Runs before expand only. Exits 0 when nothing \
             would break, 3 when a statement that worked fails later, the representations disagree, a step fails, or a \
-            lock that blocks the application would be held longer than --lock-timeout.
+            lock that blocks the application would be held longer than --lock-timeout. With --suggest it only lists the statements \
+            pg_stat_statements has seen on the table in this database, most called first, each marked legacy or \
+            modern by the columns it names, ready to paste into the plan's "statements" once each $n has a sample \
+            value.
             """,
-        parameters: [Self.sampleRows, Self.replayTimeout, StepOptions.lockTimeout, StepOptions.statementTimeout], command: Self.self)
+        parameters: [Self.sampleRows, Self.replayTimeout, Self.suggest, StepOptions.lockTimeout, StepOptions.statementTimeout], command: Self.self)
 
     let context: PhaseContext
     let sampleRows: Int
     let replayTimeout: Duration
+    let isSuggesting: Bool
 
     init(_ parsed: ParsedCommand, context: PhaseContext) {
         self.context = context
         sampleRows = parsed[Self.sampleRows]
         replayTimeout = parsed[Self.replayTimeout]
+        isSuggesting = parsed[Self.suggest]
     }
 
     var stopEffect: StopEffect { .scratchRemoved }
 
     func run() async throws -> ExitCode {
+        if isSuggesting { return try await suggestStatements() }
         let options = Rehearsal.Options(sampleRows: sampleRows, sql: context.steps.sqlPolicy, statementTimeout: replayTimeout,
                                         isStopRequested: { StopSignals.shared.isStopRequested })
         let console = context.console
@@ -55,5 +63,50 @@ struct RehearseCommand: PhaseCommand {
         }
         context.console.printResult(RehearseResult(report: report), format: context.format)
         return report.verdict == .passed ? .done : .refused
+    }
+
+    private func suggestStatements() async throws -> ExitCode {
+        let result = try await context.withReadingRunner { runner -> SuggestionsResult in
+            let modern = runner.source.compiled?.declaration.writerColumns.modern ?? []
+            do {
+                return SuggestionsResult(table: runner.plan.table,
+                                         suggestions: try StatementSuggestions.seen(on: runner.plan.table, modernColumns: modern, on: runner.connection))
+            } catch let unavailable as StatementSuggestions.Unavailable {
+                throw CommandFailure("cannot suggest statements: \(unavailable)",
+                                     details: ["without them, phase rehearse replays its built-in statements"])
+            }
+        }
+        context.console.printResult(result, format: context.format)
+        return .done
+    }
+}
+
+/// `phase rehearse --suggest`: the statements seen on the table, and a `statements` list to start from.
+struct SuggestionsResult: CommandResult {
+    let table: String
+    let suggestions: [StatementSuggestions.Suggestion]
+
+    var text: String {
+        guard !suggestions.isEmpty else {
+            return "pg_stat_statements has seen no statement on \(table) in this database (since its statistics were last reset)"
+        }
+        var lines = ["statements pg_stat_statements has seen on \(table), most called first:"]
+        for suggestion in suggestions {
+            let fill = suggestion.parameters == 0 ? "" : " (\(suggestion.parameters) value\(suggestion.parameters == 1 ? "" : "s") to fill in)"
+            lines.append("  \(RehearsalAnalysis.count(suggestion.calls)) calls, \(suggestion.application)\(fill): "
+                         + DisplayText.unquoted(suggestion.sql.split(whereSeparator: \.isWhitespace).joined(separator: " "), limit: 200))
+        }
+        lines.append("a start for the plan's \"statements\" (write a sample value in place of each $n):")
+        lines.append(JSONResult.array(suggestions.enumerated().map { index, suggestion in
+            ["name": .string("seen \(index + 1)"), "application": .string(suggestion.application.rawValue), "sql": .string(suggestion.sql)]
+        }).text(.pretty))
+        return lines.joined(separator: "\n")
+    }
+
+    var json: JSONResult {
+        ["table": .string(table), "suggestions": .array(suggestions.map {
+            ["calls": .integer($0.calls), "application": .string($0.application.rawValue), "sql": .string($0.sql),
+             "parameters": .integer(Int64($0.parameters))]
+        })]
     }
 }

@@ -13,7 +13,9 @@ struct RehearseResult: CommandResult {
                      + "\(count(scale.tableRows)) rows (\(ReplicationText.bytes(scale.tableBytes))), in scratch database \(report.scratchDatabase), now removed"]
         var step = ""
         var file: String?? = .none
+        var held: (transaction: Int, mode: LockMode)?
         for (observation, estimate) in zip(report.observations, report.estimates) {
+            if held?.transaction != observation.transaction || !observation.isInTransaction { held = nil }
             if observation.step != step {
                 step = observation.step
                 file = .none
@@ -26,7 +28,10 @@ struct RehearseResult: CommandResult {
                 }
             }
             lines.append("    \(DisplayText.unquoted(oneLine(observation.statement), limit: 100))")
-            lines.append("      " + describe(observation, estimate))
+            lines.append("      " + describe(observation, estimate, heldBefore: held?.mode))
+            if observation.isInTransaction, let mode = observation.lock(on: report.table) {
+                held = (observation.transaction, max(held?.mode ?? mode, mode))
+            }
         }
         let replayed = report.replays.filter { $0.kind != .skipped }
         if report.statements.isEmpty {
@@ -56,11 +61,15 @@ struct RehearseResult: CommandResult {
         return lines.joined(separator: "\n")
     }
 
-    private func describe(_ observation: StatementObservation, _ estimate: RehearsalAnalysis.Estimate) -> String {
+    /// One line of what `observation` did; `heldBefore` is the lock on the table an earlier
+    /// statement of its transaction took, which it ran under.
+    private func describe(_ observation: StatementObservation, _ estimate: RehearsalAnalysis.Estimate, heldBefore: LockMode?) -> String {
         var parts: [String] = []
         if let mode = observation.lock(on: report.table) {
             let held = estimate.lockHeldMicroseconds.map { ", held about \(time($0))" } ?? ""
             parts.append("\(mode) on the table\(observation.isLockSampled ? " (sampled)" : "")\(held)")
+        } else if let heldBefore {
+            parts.append("under \(heldBefore) on the table, taken earlier in its transaction")
         } else {
             parts.append("no lock on the table\(observation.isLockSampled ? " seen (sampled)" : "")")
         }

@@ -155,6 +155,8 @@ struct RehearseCommandTests {
                 "the revert's first statement takes ACCESS EXCLUSIVE, held by the rest of its transaction")
         #expect(messages.contains { $0.hasPrefix("rewrites public.orders, public.orders_pkey: an estimated ") }, "\(messages)")
         #expect(json["verdict"] as? String == "passed", "on 3,000 rows every lock is held briefly: \(messages)")
+        let scratch = try #require(json["scratchDatabase"] as? String)
+        #expect(try await !Self.scratchDatabaseExists(scratch, on: database), "a rehearsal that passes drops its scratch database too")
     }
 
     @Test func aStrongLockHeldLongerThanTheLockTimeoutOnTheRealTableFailsTheRehearsal() async throws {

@@ -249,7 +249,10 @@ struct RehearseCommandTests {
         let expand = try await Self.run(["--plan", workload.path, "expand"], on: database)
         #expect(expand.status == 0, "\(workload.folder): \(expand.diagnostics)")
         let history = try await Self.run(["--plan", workload.path, "--format", "json", "history"], on: database)
-        #expect(history.output.contains("rehearsal passed"), "\(history.output)")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: Any]], "\(history.output)")
+        let done = try #require(entries.first { $0["step"] as? String == "expand" && $0["outcome"] as? String == "done" }, "\(entries)")
+        let recorded = try #require(done["rehearsal"] as? String, "\(done)")
+        #expect(recorded.hasPrefix("rehearsal ") && recorded.contains(" passed, started "), "\(recorded)")
     }
 
     @Test func skippingTheRehearsalIsRecordedAndAChangedPlanNeedsANewOne() async throws {

@@ -41,16 +41,19 @@ public enum RepresentationCompare {
                                on connection: PostgresConnection, inOpenTransaction: Bool = false) throws -> ComparisonReport {
         var binds = [options.sample.map(Int64.init).postgresBind, options.showsValues.postgresBind,
                      options.hidesKeys.postgresBind, Int64(options.listLimit).postgresBind]
-        let rows = inOpenTransaction
-            ? try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: false), binds: binds))
-            : try connection.withTransaction { connection in
-            try connection.execute(unsafeSQL: "SET TRANSACTION READ ONLY")
-            if let sample = options.sample {
-                let estimate = try connection.query("SELECT reltuples::float8 AS estimate FROM pg_class WHERE oid = to_regclass(\(comparison.table.sql))")
-                let rows = try estimate.first?.decode(Double.self, "estimate") ?? -1
-                binds.append(RepresentationComparison.samplePercentage(sample: sample, estimatedRows: rows).postgresBind)
+        let rows: PostgresRows
+        if inOpenTransaction {
+            rows = try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: false), binds: binds))
+        } else {
+            rows = try connection.withTransaction { connection in
+                try connection.execute(unsafeSQL: "SET TRANSACTION READ ONLY")
+                if let sample = options.sample {
+                    let estimate = try connection.query("SELECT reltuples::float8 AS estimate FROM pg_class WHERE oid = to_regclass(\(comparison.table.sql))")
+                    let rows = try estimate.first?.decode(Double.self, "estimate") ?? -1
+                    binds.append(RepresentationComparison.samplePercentage(sample: sample, estimatedRows: rows).postgresBind)
+                }
+                return try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: options.sample != nil), binds: binds))
             }
-            return try connection.query(PostgresQuery(unsafeSQL: comparison.query(sampling: options.sample != nil), binds: binds))
         }
         guard let summary = rows.first, try !summary.decode(Bool.self, "listed") else {
             throw PostgresError(code: .unexpectedResponse, message: "the comparison returned no summary row")

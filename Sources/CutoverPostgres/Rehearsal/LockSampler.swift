@@ -15,7 +15,7 @@ final class LockSampler: Sendable {
     private struct State {
         var isStopping = false
         var seen: [String: LockMode] = [:]
-        var failure: String?
+        var failure: PostgresError?
     }
 
     private let configuration: PostgresConfiguration
@@ -53,8 +53,10 @@ final class LockSampler: Sendable {
                     }
                     Thread.sleep(forTimeInterval: 0.001)
                 }
+            } catch let error as PostgresError {
+                state.withLock { $0.failure = error }
             } catch {
-                state.withLock { $0.failure = "\(error)" }
+                state.withLock { $0.failure = PostgresError(code: .unexpectedResponse, message: "the lock sampler stopped: \(error)") }
             }
         }
         thread.name = "cutover-lock-sampler"
@@ -62,12 +64,16 @@ final class LockSampler: Sendable {
     }
 
     /// Stops watching and returns every lock seen, by relation, in name order.
-    func stop() -> [StatementObservation.RelationLock] {
+    ///
+    /// - Throws: the error that ended the sampling session early: without it, the locks the
+    ///   statement took would be reported as none.
+    func stop() throws -> [StatementObservation.RelationLock] {
         guard running.withLock({ running in defer { running = false }; return running }) else { return [] }
         state.withLock { $0.isStopping = true }
         finished.wait()
-        return state.withLock { state in
-            state.seen.sorted { $0.key < $1.key }.map { StatementObservation.RelationLock(relation: $0.key, mode: $0.value) }
+        return try state.withLock { state in
+            if let failure = state.failure { throw failure }
+            return state.seen.sorted { $0.key < $1.key }.map { StatementObservation.RelationLock(relation: $0.key, mode: $0.value) }
         }
     }
 }

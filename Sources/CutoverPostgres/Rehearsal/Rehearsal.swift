@@ -53,25 +53,35 @@ public final class Rehearsal {
             case failed
         }
 
+        /// The plan's name.
         public var plan: String
+        /// The table copied, schema-qualified.
         public var table: String
         /// The plan's checksum, which the gate of expand and contract compares.
         public var checksum: String
         /// The rehearsal's number in `cutover.rehearsals`.
         public var id: Int64
+        /// The scratch database it ran in, dropped since.
         public var scratchDatabase: String
+        /// The sample beside the real table.
         public var scale: RehearsalAnalysis.Scale
         /// The steps run, in order.
         public var steps: [String]
+        /// What every statement did on the copy, in order.
         public var observations: [StatementObservation]
+        /// What each observation would cost on the real table, in the same order.
         public var estimates: [RehearsalAnalysis.Estimate]
+        /// The applications' statements replayed.
         public var statements: [ApplicationStatement]
+        /// How each replay came out, at each point.
         public var replays: [ReplayOutcome]
+        /// The findings, most serious first.
         public var findings: [RehearsalFinding]
         /// What the copy left out, and what the rehearsal could not judge.
         public var notes: [String]
         /// The lock timeout judged against, in milliseconds.
         public var lockTimeoutMilliseconds: Int64
+        /// Whether the plan may run.
         public var verdict: Verdict
     }
 
@@ -111,7 +121,7 @@ public final class Rehearsal {
         let blueprint = try TableBlueprint.read(table: plan.table, on: connection)
         let (rows, scale) = try sample(blueprint)
         log("read \(rows.count) rows of \(blueprint.table) (of about \(RehearsalAnalysis.count(scale.tableRows)))")
-        let name = ScratchDatabase.name(plan: plan.name)
+        let name = ScratchDatabase.name()
         let id = try RehearsalRegistry.begin(plan: plan.name, checksum: checksum, scratchDatabase: name,
                                              sampleRows: Int64(rows.count), osUser: options.osUser, on: connection)
         var report: Report?
@@ -124,9 +134,14 @@ public final class Rehearsal {
             } catch {
                 log("could not drop scratch database \(name) (\(error)); the next phase command drops it")
             }
-            let json = report.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
             let verdict = report?.verdict.rawValue ?? (options.isStopRequested() ? "interrupted" : "error")
-            _ = try? RehearsalRegistry.finish(id, verdict: verdict, report: json, isDropped: isDropped, on: connection)
+            do {
+                let json = try report.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+                try RehearsalRegistry.finish(id, verdict: verdict, report: json, isDropped: isDropped, on: connection)
+            } catch {
+                // The gate reads this row: without it, expand is refused as if the plan were never rehearsed.
+                log("could not record rehearsal \(id) as \(verdict) (\(error)); the next phase command records it interrupted")
+            }
         }
         try ScratchDatabase.create(name, like: connection)
         var configuration = connection.configuration
@@ -272,7 +287,7 @@ public final class Rehearsal {
         probe.startSampling(scratch.backendPID)
         var failure: (any Error)?
         do { try runner.run(.backfill) } catch { failure = error }
-        let locks = probe.stopSampling()
+        let locks = try probe.stopSampling()
         let microseconds = Int64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
         let after = try lsn()
         let wal = try scratch.query("SELECT pg_wal_lsn_diff(\(after)::pg_lsn, \(before)::pg_lsn)::bigint AS bytes")[0].decode(Int64.self, "bytes")

@@ -88,7 +88,14 @@ final class RehearsalProbe: StatementObserver {
     func statementEnded(_ statement: String, on connection: PostgresConnection, error: (any Error)?) throws {
         let ended = ContinuousClock.now
         let (before, started, inTransaction) = state.withLock { ($0.before, $0.started, $0.isInTransaction) }
-        let sampled = inTransaction ? [] : sampler.stop()
+        var sampled: [StatementObservation.RelationLock] = []
+        if !inTransaction {
+            do {
+                sampled = try sampler.stop()
+            } catch where error != nil {
+                // The statement failed too: its own error is the one that counts.
+            }
+        }
         let microseconds = Int64(((ended - started) / .microseconds(1)).rounded())
         // After an error the transaction takes no query; what can be known is its time.
         let after = (error != nil && inTransaction) ? nil : try read(on: connection)
@@ -122,13 +129,15 @@ final class RehearsalProbe: StatementObserver {
     }
 
     func fileEnded(isCommitted: Bool) {
-        _ = sampler.stop()
+        // A sampler still running here belongs to a statement that failed, whose error is the
+        // one that counts; its own is not wanted on top.
+        do { _ = try sampler.stop() } catch {}
     }
 
     /// Starts sampling the locks of session `pid` (for a step watched as a whole).
     func startSampling(_ pid: Int32) { sampler.start(watching: pid) }
     /// Stops sampling and returns what it saw.
-    func stopSampling() -> [StatementObservation.RelationLock] { sampler.stop() }
+    func stopSampling() throws -> [StatementObservation.RelationLock] { try sampler.stop() }
 
     private func read(on connection: PostgresConnection) throws -> Reading {
         let oid = tableOID

@@ -116,8 +116,8 @@ public enum RehearsalRegistry {
 
 /// The scratch database a rehearsal makes on the plan's server and always removes.
 enum ScratchDatabase {
-    /// A new name for a scratch database of `plan`: `cutover_rehearsal_` and random letters.
-    static func name(plan: String) -> String {
+    /// A new name for a scratch database: `cutover_rehearsal_` and random letters.
+    static func name() -> String {
         "cutover_rehearsal_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 

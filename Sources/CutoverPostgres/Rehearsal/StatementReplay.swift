@@ -115,7 +115,8 @@ struct StatementReplay {
     /// current text with a suffix.
     private static func newKeyValue(table: String, column: String, current: String, on connection: PostgresConnection) throws -> String {
         let type = try connection.query("""
-            SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a WHERE a.attrelid = to_regclass(\(table)) AND a.attname = \(unquoted(column))
+            SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a
+             WHERE a.attrelid = to_regclass(\(table)) AND a.attnum > 0 AND NOT a.attisdropped AND format('%I', a.attname) = \(column)
             """).first?.decode(String.self, "type") ?? "text"
         let query: String
         switch type {
@@ -124,10 +125,5 @@ struct StatementReplay {
         default: query = "SELECT quote_literal(max(\(column))::text || '-rehearsal') AS v FROM \(table)"
         }
         return try connection.query(PostgresQuery(unsafeSQL: query))[0].decode(String?.self, "v") ?? current
-    }
-
-    private static func unquoted(_ identifier: String) -> String {
-        guard identifier.hasPrefix("\""), identifier.hasSuffix("\""), identifier.count >= 2 else { return identifier }
-        return String(identifier.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
     }
 }

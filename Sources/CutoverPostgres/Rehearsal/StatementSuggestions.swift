@@ -48,7 +48,9 @@ public enum StatementSuggestions {
             SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'
             """).first?.decode(String.self, "nspname")
         guard let schema else { throw Unavailable.notInstalled }
-        let name = QualifiedNameText.last(of: table)
+        // The table's own name, as the server resolves the plan's (quoted or not, with or without its schema).
+        guard let name = try connection.query("SELECT c.relname FROM pg_class c WHERE c.oid = to_regclass(\(table))").first?
+            .decode(String.self, "relname") else { throw RehearsalError.noTable(table) }
         do {
             return try connection.query(PostgresQuery(unsafeSQL: """
                 SELECT s.calls, s.query FROM \(try connection.quoteIdentifier(schema)).pg_stat_statements s
@@ -88,14 +90,5 @@ public enum StatementSuggestions {
 
     private static func regexQuoted(_ text: String) -> String {
         String(text.flatMap { "\\^$.|?*+()[]{}".contains($0) ? ["\\", $0] : [$0] })
-    }
-}
-
-/// The last part of a table's name as a plan writes it (`public.orders` → `orders`), unquoted.
-enum QualifiedNameText {
-    static func last(of table: String) -> String {
-        let part = table.split(separator: ".").last.map(String.init) ?? table
-        guard part.hasPrefix("\""), part.hasSuffix("\""), part.count >= 2 else { return part }
-        return String(part.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
     }
 }

@@ -102,4 +102,70 @@ struct StandbyConnectTests {
         } throws: { ($0 as? PostgresError)?.code == .connectionFailed }
         #expect(attempts.count == 1)
     }
+
+    @Test func aStatementCancelledByReplayRunsAgainOnTheSameSession() async throws {
+        let database = try await TestPostgres.database("standby_run_cancelled")
+        let (samePID, runs) = try await onThread {
+            var session: PostgresConnection? = try PostgresConnection(configuration: database.configuration())
+            let first = session!.backendPID
+            let attempts = Attempts()
+            let pid = try StandbyOptions.run(on: &session, configuration: database.configuration()) { connection in
+                attempts.count += 1
+                if attempts.count == 1 {
+                    _ = try connection.execute(unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION 'canceling statement due to conflict with recovery' USING ERRCODE = '40001'; END $$")
+                }
+                return try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+            }
+            return (pid == first && session?.backendPID == first, attempts.count)
+        }
+        #expect(samePID)
+        #expect(runs == 2)
+    }
+
+    @Test func aSessionEndedUnderItIsOpenedAgainAndKept() async throws {
+        let database = try await TestPostgres.database("standby_run_ended")
+        let (ended, opened, kept) = try await onThread {
+            let killer = try PostgresConnection(configuration: database.configuration())
+            var session: PostgresConnection? = try PostgresConnection(configuration: database.configuration())
+            let first = session!.backendPID
+            let opens = Attempts()
+            let pid = try StandbyOptions.run(on: &session, configuration: database.configuration(), open: { configuration in
+                opens.count += 1
+                return try PostgresConnection(configuration: configuration)
+            }) { connection in
+                if connection.backendPID == first {
+                    _ = try killer.execute(unsafeSQL: "SELECT pg_terminate_backend(\(first), 10000)")
+                }
+                return try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+            }
+            return (pid != first, opens.count, session?.backendPID == pid)
+        }
+        #expect(ended, "the second run had a session of its own")
+        #expect(opened == 1)
+        #expect(kept, "the caller goes on with the session the last run used")
+    }
+
+    @Test func aRunOfOtherFailuresOrOutOfAttemptsThrows() async throws {
+        let database = try await TestPostgres.database("standby_run_fails")
+        let (other, exhausted) = try await onThread {
+            var session: PostgresConnection?
+            let otherRuns = Attempts()
+            #expect {
+                try StandbyOptions.run(on: &session, configuration: database.configuration()) { connection in
+                    otherRuns.count += 1
+                    _ = try connection.execute(unsafeSQL: "SELECT no_such_column FROM pg_class")
+                }
+            } throws: { ($0 as? PostgresError)?.sqlState == SQLState(rawValue: "42703") }
+            let cancelledRuns = Attempts()
+            #expect {
+                try StandbyOptions.run(on: &session, configuration: database.configuration(), attempts: 3) { connection in
+                    cancelledRuns.count += 1
+                    _ = try connection.execute(unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION 'cancelled' USING ERRCODE = '40001'; END $$")
+                }
+            } throws: { ($0 as? PostgresError)?.sqlState == .serializationFailure }
+            return (otherRuns.count, cancelledRuns.count)
+        }
+        #expect(other == 1)
+        #expect(exhausted == 3)
+    }
 }

@@ -36,19 +36,22 @@ struct StandbyWorkflowTests {
     }
 
     /// Waits, bounded, until `query` on `configuration`'s server returns true. On the standby,
-    /// whose settings here cancel a query that conflicts with replay (40001, what the check
-    /// warns of), a cancelled query is asked again; every session on it is opened with
-    /// `StandbyOptions.connect(to:)`, which tries again when replay cancels the session's start.
+    /// whose settings here cancel a query that conflicts with replay (what the check warns of),
+    /// and may end a session that conflict reaches between two queries, every query runs
+    /// through `StandbyOptions.run(on:configuration:)`, which asks it again.
     private static func wait(until query: String, on configuration: PostgresConfiguration) throws {
-        let connection = try StandbyOptions.connect(to: configuration)
+        var session: PostgresConnection?
         let deadline = ContinuousClock.now + .seconds(90)
-        while true {
-            do {
-                if try connection.query(PostgresQuery(unsafeSQL: query))[0].decode(Bool.self, at: 0) { return }
-            } catch let error as PostgresError where error.sqlState == .serializationFailure {}
+        while try !StandbyOptions.run(on: &session, configuration: configuration, { try $0.query(PostgresQuery(unsafeSQL: query))[0].decode(Bool.self, at: 0) }) {
             guard ContinuousClock.now < deadline else { throw PostgresError(code: .unexpectedResponse, message: "never true: \(query)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
+    }
+
+    /// Runs `sql` on the standby `configuration` reaches, again when its replay interrupted it.
+    private static func execute(_ sql: String, onStandby configuration: PostgresConfiguration) throws {
+        var session: PostgresConnection?
+        try StandbyOptions.run(on: &session, configuration: configuration) { _ = try $0.execute(unsafeSQL: sql) }
     }
 
     @Test func aStandbySessionAndAStandbyReaderBlockContractAndTheStandbyIsShownWithItsLag() async throws {
@@ -79,7 +82,7 @@ struct StandbyWorkflowTests {
         #expect(!check.diagnostics.contains(password) && !check.output.contains(password), "no password is printed")
         // With the standby's replay paused, backfill waits under its ceiling and says so on
         // standard error; it finishes once replay resumes.
-        try await onThread { _ = try StandbyOptions.connect(to: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_pause()") }
+        try await onThread { try Self.execute("SELECT pg_wal_replay_pause()", onStandby: standby.configuration()) }
         let started = try await onThread {
             try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "100ms", "--max-replica-lag", "1s"], databaseURL: url)
         }
@@ -88,7 +91,7 @@ struct StandbyWorkflowTests {
               ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        try await onThread { _ = try StandbyOptions.connect(to: standby.configuration()).execute(unsafeSQL: "SELECT pg_wal_replay_resume()") }
+        try await onThread { try Self.execute("SELECT pg_wal_replay_resume()", onStandby: standby.configuration()) }
         let backfill = try await onThread { try PhaseBinary.finish(started) }
         #expect(backfill.status == 0, "\(backfill.diagnostics)")
         #expect(backfill.diagnostics.contains("backfill waits for standby \(name) (127.0.0.1): replay lag "), "\(backfill.diagnostics)")

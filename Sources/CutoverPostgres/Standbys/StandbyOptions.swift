@@ -54,6 +54,36 @@ public struct StandbyOptions: Sendable {
         }
     }
 
+    /// Runs `body` on a session on a hot standby, and again when the standby's replay
+    /// interrupted it.
+    ///
+    /// A standby that cancels conflicting queries at once cancels a statement that conflicts
+    /// with replay (40001), and ends a session the conflict reaches between two statements
+    /// (`FATAL: terminating connection due to conflict with recovery`, which libpq may report
+    /// only as the server closing the connection). Neither says anything of the standby or of
+    /// the query. A cancelled statement is run again on the same session; an ended session is
+    /// dropped and `open` opens another. `body` runs at most `attempts` times, 100 ms apart and
+    /// more each time; any other failure, and a failure to open a session, is thrown at once.
+    ///
+    /// `session` is the session to use, opened first when nil; it is left holding the session
+    /// the last run used, so that a caller can go on with it.
+    public static func run<T>(on session: inout PostgresConnection?, configuration: PostgresConfiguration, attempts: Int = 5,
+                              open: (PostgresConfiguration) throws -> PostgresConnection = { try StandbyOptions.connect(to: $0) },
+                              _ body: (PostgresConnection) throws -> T) throws -> T {
+        var attempt = 1
+        while true {
+            let current = try session ?? open(configuration)
+            session = current
+            do {
+                return try body(current)
+            } catch let error as PostgresError where attempt < attempts && (error.sqlState == .serializationFailure || error.code == .connectionLost) {
+                if error.code == .connectionLost { session = nil }
+                Thread.sleep(forTimeInterval: 0.1 * Double(attempt))
+                attempt += 1
+            }
+        }
+    }
+
     /// The URIs in the value of ``environmentVariable``: separated by spaces, tabs or line feeds
     /// (a URI holds none; a keyword/value string, which does, goes in `--standby`).
     public static func urls(inEnvironmentValue value: String) -> [String] {

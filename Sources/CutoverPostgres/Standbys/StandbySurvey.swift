@@ -16,28 +16,35 @@ import PostgresClient
 public final class StandbySurvey {
     /// Every standby found, reported and listed.
     public private(set) var nodes: [StandbyNode] = []
-    /// The session on each inspected standby, by its index in ``nodes``.
-    private(set) var sessions: [Int: PostgresConnection] = [:]
+    /// The session on each inspected standby, by its index in ``nodes``, with how to reach it.
+    private var sessions: [Int: Inspected] = [:]
+    /// How a session on a standby is opened again when the standby's replay ended it.
+    private let connect: (PostgresConfiguration) throws -> PostgresConnection
 
-    private init() {}
+    private struct Inspected {
+        var configuration: PostgresConfiguration
+        var session: PostgresConnection?
+    }
+
+    private init(connect: @escaping (PostgresConfiguration) throws -> PostgresConnection) { self.connect = connect }
 
     /// Surveys the standbys of `primary`'s server as `options` lists them.
     ///
     /// Only a failure on the primary throws; a standby that cannot be reached or read is a
     /// node with its ``StandbyNode/problem``.
     public static func take(primary: PostgresConnection, options: StandbyOptions) throws -> StandbySurvey {
-        let survey = StandbySurvey()
+        let survey = StandbySurvey(connect: options.connect)
         let primaryRow = try primary.query("""
             SELECT current_database() AS db, (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier
             """)[0]
         let database = try primaryRow.decode(String.self, "db")
         let systemIdentifier = try primaryRow.decode(String.self, "system_identifier")
         var reported = try StandbyReplication.list(upstream: "primary", on: primary)
-        var listed: [(node: StandbyNode, session: PostgresConnection?)] = []
+        var listed: [(node: StandbyNode, session: Inspected?)] = []
         for configuration in options.listed {
             let fallback = configuration.redactedConnectionString.isEmpty ? "the standby of libpq's defaults" : configuration.redactedConnectionString
             var node = StandbyNode(name: fallback, isAllowedUninspected: false)
-            let session: PostgresConnection
+            var session: PostgresConnection?
             do {
                 session = try options.connect(configuration)
             } catch {
@@ -46,7 +53,9 @@ public final class StandbySurvey {
                 continue
             }
             do {
-                let inspection = try StandbyInspection.inspect(session, database: database, fallbackName: fallback)
+                let inspection = try StandbyOptions.run(on: &session, configuration: configuration, open: options.connect) {
+                    try StandbyInspection.inspect($0, database: database, fallbackName: fallback)
+                }
                 node.name = inspection.name
                 node.inspection = inspection
                 if inspection.systemIdentifier != systemIdentifier {
@@ -55,12 +64,14 @@ public final class StandbySurvey {
                     node.problem = "is not in recovery: it was promoted, or it is a primary; remove it from the standbys listed"
                 } else {
                     // A cascading standby's own standbys stream from it, not from the primary.
-                    reported += try StandbyReplication.list(upstream: inspection.name, on: session)
+                    reported += try StandbyOptions.run(on: &session, configuration: configuration, open: options.connect) {
+                        try StandbyReplication.list(upstream: inspection.name, on: $0)
+                    }
                 }
             } catch {
                 node.problem = "cannot be inspected: \(error)"
             }
-            listed.append((node, node.problem == nil ? session : nil))
+            listed.append((node, node.problem == nil ? session.map { Inspected(configuration: configuration, session: $0) } : nil))
         }
         var matched = Set<Int>()
         for index in listed.indices {
@@ -108,8 +119,13 @@ public final class StandbySurvey {
         return survey
     }
 
-    /// Runs `body` on the session of every inspected standby, with its node.
-    func forEachInspected(_ body: (StandbyNode, PostgresConnection) throws -> Void) rethrows {
-        for (index, session) in sessions.sorted(by: { $0.key < $1.key }) { try body(nodes[index], session) }
+    /// Runs `body` on the session of every inspected standby, with its node; a run the
+    /// standby's replay interrupted runs again (``StandbyOptions/run(on:configuration:attempts:open:_:)``).
+    func forEachInspected(_ body: (StandbyNode, PostgresConnection) throws -> Void) throws {
+        for index in sessions.keys.sorted() {
+            guard var inspected = sessions[index] else { continue }
+            defer { sessions[index] = inspected }
+            try StandbyOptions.run(on: &inspected.session, configuration: inspected.configuration, open: connect) { try body(nodes[index], $0) }
+        }
     }
 }

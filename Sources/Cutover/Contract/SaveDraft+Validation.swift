@@ -36,6 +36,7 @@ extension SaveDraft {
     }
 
     /// The first limit `text` breaks as `field`: empty, too long, NUL; shared by every request type.
+    @usableFromInline
     static func check(_ text: String, _ field: RequestField, _ length: ClosedRange<Int>) -> SaveViolation? {
         var text = text
         // One pass over the UTF-8: every scalar has exactly one byte that is not a continuation

@@ -10,9 +10,9 @@ public final class RecordAdapter<Storage: RecordStorage>: RecordWriting {
     /// The entity the store holds.
     public typealias Entity = Storage.Entity
 
-    private let storage: Storage
-    private let path: SavePath
-    private let calls = Atomic<Int>(0)
+    @usableFromInline let storage: Storage
+    @usableFromInline let path: SavePath
+    @usableFromInline let calls = Atomic<Int>(0)
 
     /// The writer of `path` over `storage`, the store both paths share.
     public init(storage: Storage, path: SavePath) {
@@ -24,6 +24,7 @@ public final class RecordAdapter<Storage: RecordStorage>: RecordWriting {
     public var callCount: Int { calls.load(ordering: .relaxed) }
 
     /// Encodes the content with this path's codec and commits it on this path.
+    @inlinable
     public func saveReportingOutcome(_ request: SaveRequest<Entity>) async throws -> RecordSaveResult<Entity> {
         calls.add(1, ordering: .relaxed)
         return try await storage.commit(request, write: Entity.codec(for: path).encode(request.content), path: path)

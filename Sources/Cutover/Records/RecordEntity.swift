@@ -45,6 +45,7 @@ extension RecordEntity {
     public static var limits: RecordLimits { .standard }
 
     /// The codec of `path`'s format.
+    @inlinable
     public static func codec(for path: SavePath) -> RecordFormatCodec<Content> {
         path == .legacy ? legacy : modern
     }

@@ -7,6 +7,7 @@ public enum RecordSaveResult<Entity: RecordEntity>: Sendable, Hashable {
     case replayed(SavedRecord<Entity>)
 
     /// The saved record, the same for the commit and every replay of it.
+    @inlinable
     public var saved: SavedRecord<Entity> {
         switch self {
         case .committed(let saved), .replayed(let saved): saved
@@ -14,6 +15,7 @@ public enum RecordSaveResult<Entity: RecordEntity>: Sendable, Hashable {
     }
 
     /// The outcome code: ``SaveOutcome/committed`` or ``SaveOutcome/replayed``.
+    @inlinable
     public var outcome: SaveOutcome {
         switch self {
         case .committed: .committed

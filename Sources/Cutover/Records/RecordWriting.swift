@@ -12,6 +12,7 @@ public protocol RecordWriting<Entity>: Sendable {
 
 extension RecordWriting {
     /// Saves the record and returns the result, whether committed now or replayed.
+    @inlinable
     public func save(_ request: SaveRequest<Entity>) async throws -> SavedRecord<Entity> {
         try await saveReportingOutcome(request).saved
     }

@@ -24,6 +24,7 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     public var content: Entity.Content
 
     /// Creates a save request.
+    @inlinable
     public init(operationScope: String, operationID: String, key: RecordKey, expectedRevision: Int64, content: Entity.Content) {
         self.operationScope = operationScope
         self.operationID = operationID
@@ -33,6 +34,7 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     }
 
     /// The first field of every canonical encoding; a new layout gets a new tag.
+    @inlinable
     public static var canonicalEncodingTag: String { "cutover.save-record.1" }
 
     /// The request as canonical bytes for the ledger's fingerprint; the writer path is not part of it.
@@ -40,6 +42,7 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     /// Layout (see ``CanonicalEncoder``): the tag, the plan name, the scope and the
     /// operation ID as text, the key (``RecordKey/encode(into:)``), the expected
     /// revision as 8 bytes, then the content as ``RecordEntity/encodeContent(_:into:)`` writes it.
+    @inlinable
     public var canonicalEncoding: [UInt8] {
         // Room for the fixed fields and a small content, so that the buffer is not copied as it grows.
         var encoder = CanonicalEncoder(reservingCapacity: 256 + operationScope.utf8.count + operationID.utf8.count
@@ -57,6 +60,7 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     }
 
     /// The first limit this request breaks, or nil: scope, operation ID, key, expected revision, content.
+    @inlinable
     public var violation: SaveViolation? {
         let limits = Entity.limits
         if let broken = SaveDraft.check(operationScope, .operationScope, limits.operationScopeLength)
@@ -77,6 +81,7 @@ public struct SaveRequest<Entity: RecordEntity>: Sendable, Hashable {
     }
 
     /// Throws ``SaveFailure/invalid(_:)`` if the request breaks a limit; every store calls this first.
+    @inlinable
     public func validate() throws(SaveFailure) {
         if let violation { throw .invalid(violation) }
     }

@@ -12,6 +12,7 @@ public struct SavedRecord<Entity: RecordEntity>: Sendable, Hashable {
     public var revision: Int64
 
     /// Creates a result.
+    @inlinable
     public init(key: RecordKey, content: Entity.Content, revision: Int64) {
         self.key = key
         self.content = content

@@ -8,14 +8,14 @@ import Testing
 /// The built-in drafts plan's batch statement, run by `BackfillEngine` against real tables.
 @Suite("Backfill engine")
 struct BackfillEngineTests {
-    /// A database after expand holding `rows` legacy drafts (`draft-01`, …) that are v1 only,
-    /// with the migration state that the engine keeps its cursor in.
-    private func expandedTable(_ label: String, rows: Int) async throws -> StoreDatabase {
+    /// A database after expand holding `rows` legacy drafts (`draft-01`, …, numbered on
+    /// `width` digits) that are v1 only, with the migration state that the engine keeps its cursor in.
+    static func expandedTable(_ label: String, rows: Int, width: Int = 2) async throws -> StoreDatabase {
         let db = try await StoreDatabase.make(label, layout: .baseline)
         try await db.sql { connection in
             try connection.query("""
                 INSERT INTO drafts (id, title, revision)
-                SELECT 'draft-' || lpad(n::text, 2, '0'), 'Legacy ' || n, 1 FROM generate_series(1, \(rows)) AS n
+                SELECT 'draft-' || lpad(n::text, CAST(\(width) AS int), '0'), 'Legacy ' || n, 1 FROM generate_series(1, \(rows)) AS n
                 """)
             try DraftsPlan.declarative.expand(on: connection)
             try connection.query("INSERT INTO cutover.migration_state (plan, phase, writer_path) VALUES ('drafts', 'modern', 'modern')")
@@ -23,14 +23,15 @@ struct BackfillEngineTests {
         return db
     }
 
-    private func engine(batchSize: Int, niceRatio: Double = 0, maximumPasses: Int = 20,
-                        lockTimeout: Duration = .milliseconds(500)) throws -> BackfillEngine {
+    static func engine(batchSize: Int, niceRatio: Double = 0, maximumPasses: Int = 20,
+                       lockTimeout: Duration = .milliseconds(500),
+                       throttle: PlanBackfillThrottle = PlanBackfillThrottle(targetBatchTime: .zero)) throws -> BackfillEngine {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         return BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
                               remainingSQL: source.text(step.remaining.path),
                               options: .init(batchSize: batchSize, niceRatio: niceRatio, lockTimeout: lockTimeout,
-                                             maximumPasses: maximumPasses))
+                                             maximumPasses: maximumPasses, throttle: throttle))
     }
 
     private func storedDocuments(_ db: StoreDatabase) async throws -> [String: String] {
@@ -52,13 +53,13 @@ struct BackfillEngineTests {
 
     @Test(.timeLimit(.minutes(3)))
     func convertsEveryV1OnlyRowInBatchesAndKeepsTheDocumentsWritersGave() async throws {
-        let db = try await expandedTable("backfill_engine_batches", rows: 50)
+        let db = try await Self.expandedTable("backfill_engine_batches", rows: 50)
         // Three rows a modern writer already gave a document of its own.
         let kept = #"{"body": "kept", "tags": ["x"], "title": "Mine", "version": 2}"#
         try await db.sql { connection in
             try connection.query("UPDATE drafts SET document = \(kept)::jsonb WHERE id IN ('draft-03', 'draft-10', 'draft-50')")
         }
-        let engine = try engine(batchSize: 7)
+        let engine = try Self.engine(batchSize: 7)
         let progress = try await onThread { try engine.run(on: db.database.connect()) }
 
         #expect(progress.converted == 47)
@@ -82,14 +83,14 @@ struct BackfillEngineTests {
 
     @Test(.timeLimit(.minutes(3)))
     func skipsARowAnotherTransactionHoldsInsteadOfWaitingAndConvertsItOnALaterRun() async throws {
-        let db = try await expandedTable("backfill_engine_held_row", rows: 20)
+        let db = try await Self.expandedTable("backfill_engine_held_row", rows: 20)
         let holder = try db.database.connect()
         try holder.execute(unsafeSQL: "BEGIN")
         try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-05' FOR UPDATE")
 
         // A lock timeout far longer than skipping takes: a batch that waited for the held row
         // instead of skipping it would end in that timeout, not in rows left for a later run.
-        let engine = try engine(batchSize: 4, maximumPasses: 2, lockTimeout: .seconds(15))
+        let engine = try Self.engine(batchSize: 4, maximumPasses: 2, lockTimeout: .seconds(15))
         let first = try await onThread { () -> String in
             do {
                 try engine.run(on: db.database.connect())
@@ -126,14 +127,16 @@ struct BackfillEngineTests {
         let pace = BackfillEngine.Options(plan: step)
         #expect(pace.batchSize == 1000 && pace.niceRatio == 0.25)
         #expect(pace.batchDelay == .zero && pace.lockTimeout == BackfillEngine.Options().lockTimeout)
+        #expect(pace.throttle == .standard && pace.throttle.targetBatchTime == .milliseconds(250))
+        #expect(BackfillEngine.Options().throttle.targetBatchTime == .zero, "a pace made in code keeps its batch size unless told")
     }
 
     @Test(.timeLimit(.minutes(3)))
     func aNiceRatioRestsAfterEveryBatchInProportionToItsTime() async throws {
-        let db = try await expandedTable("backfill_engine_nice_ratio", rows: 20)
+        let db = try await Self.expandedTable("backfill_engine_nice_ratio", rows: 20)
         let clock = ContinuousClock()
         let began = clock.now
-        let nice = try await onThread { try self.engine(batchSize: 5, niceRatio: 5).run(on: db.database.connect()) }
+        let nice = try await onThread { try Self.engine(batchSize: 5, niceRatio: 5).run(on: db.database.connect()) }
         let elapsed = clock.now - began
         #expect(nice.converted == 20 && nice.batches == 5)
         // Each of the four batches before the last is followed by a pause of five times its
@@ -143,8 +146,8 @@ struct BackfillEngineTests {
         #expect(try await storedDocuments(db).count == 20)
         await db.close()
 
-        let eager = try await expandedTable("backfill_engine_no_pause", rows: 20)
-        let unpaused = try await onThread { try self.engine(batchSize: 5).run(on: eager.database.connect()) }
+        let eager = try await Self.expandedTable("backfill_engine_no_pause", rows: 20)
+        let unpaused = try await onThread { try Self.engine(batchSize: 5).run(on: eager.database.connect()) }
         #expect(unpaused.converted == 20 && unpaused.paused == .zero)
         await eager.close()
     }

@@ -19,7 +19,7 @@ struct StandbyLagCeilingTests {
     }
 
     /// A database on `primary` with `rows` v1-only drafts after expand, and the migration state.
-    private func expandedDatabase(_ name: String, on primary: EphemeralCluster, rows: Int) async throws -> PostgresConfiguration {
+    static func expandedDatabase(_ name: String, on primary: EphemeralCluster, rows: Int) async throws -> PostgresConfiguration {
         try await onThread {
             let admin = try PostgresConnection(configuration: primary.configuration())
             try admin.execute(unsafeSQL: "CREATE DATABASE \(name)")
@@ -54,7 +54,7 @@ struct StandbyLagCeilingTests {
             // Replies every second, so that the primary hears of replay soon after it resumes.
             let standby = try await primary.startStandby(settings: ["wal_receiver_status_interval": "1s"])
             do {
-                let configuration = try await expandedDatabase(name, on: primary, rows: 2000)
+                let configuration = try await Self.expandedDatabase(name, on: primary, rows: 2000)
                 try await onThread {
                     let session = try PostgresConnection(configuration: standby.configuration())
                     try self.waitForReplay(session, of: try PostgresConnection(configuration: primary.configuration()))

@@ -21,4 +21,9 @@ public struct PlanBackfill: Sendable, Hashable {
     /// The most replay lag a standby may have when a batch starts: `maxReplicaLag`, a duration
     /// like `"10s"`, 10 s unless the manifest says otherwise (see ``PlanLimits/defaultMaximumReplicaLag``).
     public let maximumReplicaLag: Duration
+
+    /// The time each batch should take, and when the backfill waits: `targetBatchTime`,
+    /// `maxActiveSessions` and `throttleQuery`, ``PlanBackfillThrottle/standard`` unless the
+    /// manifest says otherwise.
+    public var throttle: PlanBackfillThrottle = .standard
 }

@@ -77,4 +77,15 @@ public enum PlanLimits {
     /// none: 10 s, a third of PostgreSQL's default `max_standby_streaming_delay`, so that a
     /// standby query that conflicts with replay keeps most of its grace.
     public static let defaultMaximumReplicaLag: Duration = .seconds(10)
+
+    /// The time a backfill batch should take when the plan names none: 250 ms, long enough
+    /// that a batch's own cost (its transaction, its commit, its cursor) is small beside its
+    /// rows, short enough that the rows it locks are not held from the application for long.
+    public static let defaultTargetBatchTime: Duration = .milliseconds(250)
+
+    /// The longest target a backfill batch may be given: 60 s.
+    public static let maximumTargetBatchTime: Duration = .seconds(60)
+
+    /// A backfill's ceiling on the database's active sessions.
+    public static let activeSessions: ClosedRange<Int> = 1...100_000
 }

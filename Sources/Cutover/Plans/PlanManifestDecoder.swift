@@ -135,7 +135,8 @@ enum PlanManifestDecoder {
                     ?? PlanLimits.defaultBatchSize,
                 niceRatio: try object.optional("niceRatio")?.number(in: PlanLimits.niceRatio)
                     ?? PlanLimits.defaultNiceRatio,
-                maximumReplicaLag: try object.optional("maxReplicaLag").map(duration) ?? PlanLimits.defaultMaximumReplicaLag
+                maximumReplicaLag: try object.optional("maxReplicaLag").map(duration) ?? PlanLimits.defaultMaximumReplicaLag,
+                throttle: try PlanBackfillThrottle.decode(from: object)
             )
         }
         return PlanStep(

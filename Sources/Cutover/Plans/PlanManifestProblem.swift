@@ -51,6 +51,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
     case numberOutOfRange(found: String, allowed: ClosedRange<Double>)
     /// `modernWriterWindow` is not a duration from `0s` to `366d`.
     case invalidDuration(String)
+    /// A duration longer than the key allows (`targetBatchTime`: 60 s); the text as written.
+    case durationTooLong(String, maximum: Duration)
     /// A SQL file's path breaks a path rule.
     case invalidPath(String, PlanPathProblem)
     /// A list of SQL files names the same file twice.
@@ -143,6 +145,8 @@ public enum PlanManifestProblem: Sendable, Hashable, CustomStringConvertible {
              DisplayText.unquoted(literal))
         case .invalidDuration(let text):
             ("a duration such as 30s, 10m, 2h or 7d, from 0s to 366d", DisplayText.quoted(text))
+        case .durationTooLong(let text, let maximum):
+            ("a duration from 0s to \(DurationText.format(maximum))", DisplayText.quoted(text))
         case .invalidPath(let path, let problem):
             Self.pathParts(path, problem)
         case .repeatedFile(let path):

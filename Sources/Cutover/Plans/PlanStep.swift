@@ -35,7 +35,7 @@ public struct PlanStep: Sendable, Hashable {
             switch self {
             case .expand: ["kind", "apply", "revert", "checks"]
             case .switch: ["kind", "checks"]
-            case .backfill: ["kind", "batch", "remaining", "batchSize", "niceRatio", "maxReplicaLag", "checks"]
+            case .backfill: ["kind", "batch", "remaining", "batchSize", "niceRatio", "maxReplicaLag"] + PlanBackfillThrottle.keys + ["checks"]
             case .contract: ["kind", "apply", "revert", "checks"]
             }
         }

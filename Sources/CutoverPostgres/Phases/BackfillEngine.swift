@@ -15,7 +15,8 @@ import PostgresClient
 public struct BackfillEngine: Sendable {
     /// How the backfill paces itself.
     public struct Options: Sendable, Equatable {
-        /// Rows per batch.
+        /// Rows of the first batch; of every batch when ``PlanBackfillThrottle/targetBatchTime``
+        /// is zero.
         public var batchSize: Int
         /// A fixed pause after each batch, to leave room for the live load.
         public var batchDelay: Duration
@@ -30,12 +31,16 @@ public struct BackfillEngine: Sendable {
         public var maximumPasses: Int
         /// The standbys' replay lag a batch may start with; nil does not look at standbys.
         public var replicaLag: ReplicaLagCeiling?
+        /// The time each batch should take (the batch size follows it), and when to wait
+        /// before a batch: too many active sessions, or the throttle query answering true.
+        public var throttle: PlanBackfillThrottle
 
-        /// 1,000 rows a batch, no pause, 500 ms lock timeout, 20 passes, standbys kept under
-        /// 10 s of replay lag.
+        /// 1,000 rows every batch, no pause, 500 ms lock timeout, 20 passes, standbys kept
+        /// under 10 s of replay lag, no throttle.
         public init(batchSize: Int = 1000, batchDelay: Duration = .zero, niceRatio: Double = 0,
                     lockTimeout: Duration = .milliseconds(500), maximumPasses: Int = 20,
-                    replicaLag: ReplicaLagCeiling? = ReplicaLagCeiling()) {
+                    replicaLag: ReplicaLagCeiling? = ReplicaLagCeiling(),
+                    throttle: PlanBackfillThrottle = PlanBackfillThrottle(targetBatchTime: .zero)) {
             precondition(niceRatio >= 0 && niceRatio.isFinite, "a nice ratio is a finite fraction, 0 or more")
             self.batchSize = batchSize
             self.batchDelay = batchDelay
@@ -43,13 +48,14 @@ public struct BackfillEngine: Sendable {
             self.lockTimeout = lockTimeout
             self.maximumPasses = maximumPasses
             self.replicaLag = replicaLag
+            self.throttle = throttle
         }
 
-        /// The pace a plan's backfill step sets: its batch size, nice ratio and replica lag
-        /// ceiling, the rest default.
+        /// The pace a plan's backfill step sets: its batch size, nice ratio, replica lag
+        /// ceiling and throttle (a batch time to meet, by default), the rest default.
         public init(plan backfill: PlanBackfill) {
             self.init(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio,
-                      replicaLag: ReplicaLagCeiling(maximum: backfill.maximumReplicaLag))
+                      replicaLag: ReplicaLagCeiling(maximum: backfill.maximumReplicaLag), throttle: backfill.throttle)
         }
 
         /// The pause after a batch that took `batchTime`: ``batchDelay`` plus ``niceRatio`` of it.
@@ -62,6 +68,8 @@ public struct BackfillEngine: Sendable {
     public struct Progress: Sendable, Equatable {
         /// Rows converted, over every run of this backfill.
         public var converted: Int64
+        /// Rows converted by earlier runs, before this one began.
+        public var convertedBefore: Int64 = 0
         /// Rows converted plus rows still to convert when this run started.
         public var total: Int64
         /// Batches run in this run.
@@ -82,6 +90,19 @@ public struct BackfillEngine: Sendable {
         /// The time from measuring the lag before the last batch to measuring it after: the
         /// most the lag can have grown by during the batch.
         public var lastBatchSpan: Duration = .zero
+        /// Rows the next batch asks for: the batch size, as the target batch time has made it.
+        public var batchSize: Int = 0
+        /// The time the last batch took.
+        public var lastBatchTime: Duration = .zero
+        /// Batches held by the throttle (active sessions, throttle query) in this run.
+        public var throttleWaits: Int = 0
+        /// Time spent held by the throttle in this run.
+        public var throttled: Duration = .zero
+        /// Why the throttle last held a batch, nil before it has.
+        public var lastThrottleReason: String?
+
+        /// Rows this run converted.
+        public var convertedThisRun: Int64 { converted - convertedBefore }
     }
 
     /// The plan whose state holds the cursor.
@@ -124,10 +145,14 @@ public struct BackfillEngine: Sendable {
         guard let row = state.first else { throw BackfillError.noState(plan) }
         var cursor = try row.decode(String?.self, "backfill_cursor")
         var current = Progress(converted: try row.decode(Int64.self, "backfill_converted"), total: 0, batches: 0, pass: 1)
+        current.convertedBefore = current.converted
         current.total = current.converted + (try remaining(on: connection))
+        var sizer = BatchSizer(initial: options.batchSize, target: options.throttle.targetBatchTime)
+        current.batchSize = sizer.size
         progress(current)
         let clock = ContinuousClock()
         let monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
+        let gate = BackfillThrottleGate(options.throttle, log: log)
         while true {
             if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
             var measuredAt: ContinuousClock.Instant?
@@ -140,9 +165,19 @@ public struct BackfillEngine: Sendable {
                 }
                 current.replicaLagAtStart = wait.lags.map(\.lag).max()
             }
+            if let gate, let held = try gate.waitWhileThrottled(on: connection, converted: current.converted,
+                                                               isStopRequested: isStopRequested) {
+                current.throttleWaits += 1
+                current.throttled += held.waited
+                current.lastThrottleReason = held.reason
+            }
             let began = clock.now
-            let batch = try runBatch(after: cursor, on: connection)
-            let pause = options.pause(after: clock.now - began)
+            let batch = try runBatch(after: cursor, size: sizer.size, on: connection)
+            let batchTime = clock.now - began
+            sizer.record(time: batchTime, endedPass: batch.lastKey == nil)
+            current.lastBatchTime = batchTime
+            current.batchSize = sizer.size
+            let pause = options.pause(after: batchTime)
             if let monitor {
                 current.replicaLagAfter = try monitor.measure(on: connection).map(\.lag).max()
                 if let before = measuredAt, let after = monitor.measuredAt { current.lastBatchSpan = after - before }
@@ -165,8 +200,8 @@ public struct BackfillEngine: Sendable {
         }
     }
 
-    private func runBatch(after cursor: String?, on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
-        let size = Int32(clamping: options.batchSize)
+    private func runBatch(after cursor: String?, size: Int, on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
+        let size = Int32(clamping: size)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
         return try connection.withTransaction { connection in
             // A plan for each batch's own cursor: the batch statement is prepared, and a generic
@@ -202,6 +237,8 @@ public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Stopped between batches as asked, with this many rows converted in all; running
     /// backfill again resumes from the saved cursor.
     case stopped(converted: Int64)
+    /// The throttle query failed the first time it ran: a mistake in it, which its text shows.
+    case throttleQueryFailed(String)
 
     public var description: String {
         switch self {
@@ -210,6 +247,8 @@ public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noState(let plan): "plan \(plan) has no migration state; run 'phase init' first"
         case .stopped(let converted):
             "backfill stopped between batches as asked, \(converted) rows converted so far; run backfill again to resume"
+        case .throttleQueryFailed(let error):
+            "the throttle query failed before the first batch: \(error); correct it (--throttle-query, or the plan's throttleQuery) and run backfill again"
         }
     }
 }

@@ -1,13 +1,27 @@
 import CommandLineKit
 import Cutover
 import CutoverPostgres
+import Synchronization
 
 /// `phase backfill`: convert v1-only rows in keyset batches, resumably, at the plan's pace or
 /// the one the command line gives.
 struct BackfillCommand: PhaseCommand {
     /// `--batch-size`
-    static let batchSize = Option("batch-size", type: .integer(in: 1...100_000), valueName: "rows",
-                                  help: "Rows per transaction; the plan's batch size (phase plan shows it) when omitted.")
+    static let batchSize = Option(
+        "batch-size", type: .integer(in: 1...100_000), valueName: "rows",
+        help: "Rows of the first batch; the plan's batch size (phase plan shows it) when omitted. Given without --target-batch-time, every batch is this size.")
+    /// `--target-batch-time`
+    static let targetBatchTime = Option(
+        "target-batch-time", type: .duration(in: .zero ... PlanLimits.maximumTargetBatchTime), valueName: "duration",
+        help: "The time each batch should take: the batch size grows and shrinks to meet it; 0s keeps it fixed. The plan's (250ms unless it says otherwise) when omitted.")
+    /// `--max-active-sessions`
+    static let maxActiveSessions = Option(
+        "max-active-sessions", type: .integer(in: PlanLimits.activeSessions), valueName: "n",
+        help: "Wait before a batch while more than this many sessions of the server run a statement (pg_stat_activity; this role needs pg_monitor to see them all); the plan's maxActiveSessions when omitted, else no ceiling.")
+    /// `--throttle-query`
+    static let throttleQuery = Option(
+        "throttle-query", type: .string, valueName: "sql",
+        help: "A query run read-only before each batch: while its first column is true or a number above 0, wait. One that fails before the first batch stops the backfill. The plan's throttleQuery when omitted.")
     /// `--batch-delay`
     static let batchDelay = Option("batch-delay", type: .duration(in: .zero ... .seconds(60)), default: .zero,
                                    valueName: "duration", help: "A pause after each batch, to leave room for the live load.")
@@ -22,13 +36,17 @@ struct BackfillCommand: PhaseCommand {
     static let spec = CommandSpec(
         "backfill", abstract: "Convert the rows that only have the legacy representation.",
         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
-        parameters: [Self.batchSize, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag] + StepOptions.parameters, command: Self.self)
+        parameters: [Self.batchSize, Self.targetBatchTime, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag,
+                     Self.maxActiveSessions, Self.throttleQuery] + StepOptions.parameters, command: Self.self)
 
     let context: PhaseContext
     let batchSize: Int?
     let niceRatio: Double?
     let batchDelay: Duration
     let maxReplicaLag: Duration?
+    let targetBatchTime: Duration?
+    let maxActiveSessions: Int?
+    let throttleQuery: String?
 
     init(_ parsed: ParsedCommand, context: PhaseContext) {
         self.context = context
@@ -36,9 +54,23 @@ struct BackfillCommand: PhaseCommand {
         niceRatio = parsed[Self.niceRatio]
         batchDelay = parsed[Self.batchDelay]
         maxReplicaLag = parsed[Self.maxReplicaLag]
+        targetBatchTime = parsed[Self.targetBatchTime]
+        maxActiveSessions = parsed[Self.maxActiveSessions]
+        throttleQuery = parsed[Self.throttleQuery]
     }
 
-    var stopEffect: StopEffect { context.steps.stopEffect }
+    /// Where the backfill stands, for the line a stop prints.
+    private final class Latest: Sendable {
+        let progress = Mutex<BackfillEngine.Progress?>(nil)
+    }
+    private let latest = Latest()
+
+    var stopEffect: StopEffect {
+        guard context.steps.stopEffect != .changedNothing, let progress = latest.progress.withLock({ $0 }) else {
+            return context.steps.stopEffect
+        }
+        return .backfillResumable(converted: progress.converted, total: progress.total)
+    }
 
     func run() async throws -> ExitCode {
         var options = context.runnerOptions()
@@ -46,7 +78,14 @@ struct BackfillCommand: PhaseCommand {
         let plan = try context.planSource().plan
         // The plan's pace, and what the command line says instead.
         var pace = plan.step(.backfill)?.backfill.map(BackfillEngine.Options.init(plan:)) ?? BackfillEngine.Options()
-        if let batchSize { pace.batchSize = batchSize }
+        if let batchSize {
+            pace.batchSize = batchSize
+            // A batch size on the command line is the batch size, unless a target is given too.
+            if targetBatchTime == nil { pace.throttle.targetBatchTime = .zero }
+        }
+        if let targetBatchTime { pace.throttle.targetBatchTime = targetBatchTime }
+        if let maxActiveSessions { pace.throttle.maximumActiveSessions = maxActiveSessions }
+        if let throttleQuery { pace.throttle.throttleQuery = throttleQuery }
         if let niceRatio { pace.niceRatio = niceRatio }
         pace.batchDelay = batchDelay
         if let maxReplicaLag { pace.replicaLag = ReplicaLagCeiling(maximum: maxReplicaLag) }
@@ -56,6 +95,8 @@ struct BackfillCommand: PhaseCommand {
         let epoch = context.steps.expectedEpoch
         let result = try await context.withReconnectingRunner(step: .backfill, options: options) { runner in
             try StepResult(runner.run(.backfill, expectedEpoch: epoch) { progress in
+                latest.progress.withLock { $0 = progress }
+                if progress.batches == 0 { reporter.resume(from: Int(progress.convertedBefore)) }
                 reporter.update(completed: Int(progress.converted), total: Int(progress.total))
             })
         }

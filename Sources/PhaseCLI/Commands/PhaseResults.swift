@@ -126,7 +126,16 @@ struct StatusResult: CommandResult {
                    "phase \(state.phase), writer \(state.writerPath), epoch \(state.epoch)"]
         out.append("steps:")
         out += status.steps.map { "  \($0.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \($0.state)" }
-        out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted")
+        switch state.phase {
+        case .baseline:
+            out.append("backfill: not before expand, which adds the representation it fills")
+        case .contracted:
+            out.append("backfill: \(status.backfill.done) rows converted; the legacy representation is gone")
+        default:
+            let left = status.backfill.total - status.backfill.done
+            out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted"
+                       + (left > 0 ? ", \(left) still to convert" : ", none left to convert"))
+        }
         if let rehearsal = status.lastRehearsal {
             out.append("last rehearsal: \(rehearsal.id), started \(rehearsal.startedAt) by \(rehearsal.osUser), "
                        + "\(rehearsal.verdict ?? "running"), checksum \(rehearsal.checksum.prefix(12))")

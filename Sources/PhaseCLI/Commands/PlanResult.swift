@@ -61,7 +61,16 @@ struct PlanResult: CommandResult {
                 out.append(backfill.niceRatio > 0
                     ? "  nice ratio \(ratio): after each batch, a pause of \(ratio) times the batch's own time"
                     : "  nice ratio 0: no pause between batches")
+                out.append(backfill.throttle.targetBatchTime > .zero
+                    ? "  target batch time \(DurationText.format(backfill.throttle.targetBatchTime)): the batch size grows and shrinks so that each batch takes about that"
+                    : "  target batch time 0s: every batch is of the batch size")
                 out.append("  replica lag ceiling \(DurationText.format(backfill.maximumReplicaLag)): no batch starts while a standby replays further behind")
+                if let sessions = backfill.throttle.maximumActiveSessions {
+                    out.append("  active sessions ceiling \(sessions): no batch starts while more sessions of the server run a statement")
+                }
+                if let query = backfill.throttle.throttleQuery {
+                    out.append("  throttle query: no batch starts while it answers true: " + Self.oneLine(query))
+                }
                 out += fileLines("batch", backfill.batch, compiled[backfill.batch.path])
                 out += fileLines("remaining", backfill.remaining, compiled[backfill.remaining.path])
             }
@@ -99,6 +108,9 @@ struct PlanResult: CommandResult {
                      ["batch": .string(backfill.batch.path), "remaining": .string(backfill.remaining.path),
                       "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio),
                       "replicaLagCeiling": .string(DurationText.format(backfill.maximumReplicaLag)),
+                      "targetBatchTime": .string(DurationText.format(backfill.throttle.targetBatchTime)),
+                      "maxActiveSessions": backfill.throttle.maximumActiveSessions.map { .integer(Int64($0)) } ?? .null,
+                      "throttleQuery": backfill.throttle.throttleQuery.map { .string($0) } ?? .null,
                       "sqlFiles": .array([backfill.batch, backfill.remaining].map { fileJSON($0, compiled[$0.path]) })]
                  } ?? .null,
                  "tableEffect": declaration == nil ? .null : Self.effectJSON(files(of: step).compactMap { compiled[$0.path] }),

@@ -26,6 +26,8 @@ public final class ProgressReporter: Sendable {
 
     private struct State {
         var completed = 0
+        /// Units done before this run (``resume(from:)``): counted as done, not in the rate.
+        var before = 0
         var total: Int?
         var lastShown: Duration?
         var isFinished = false
@@ -49,6 +51,15 @@ public final class ProgressReporter: Sendable {
         self.clock = clock
     }
 
+    /// Says that `completed` units were done before this run began: they count as done, and
+    /// the rate and the time left are of this run's own work.
+    public func resume(from completed: Int) {
+        state.withLock { state in
+            state.before = completed
+            state.completed = max(state.completed, completed)
+        }
+    }
+
     /// Records that `completed` units are done (of `total`, when the total has become known or
     /// changed), and shows it if it is time to.
     public func update(completed: Int, total: Int? = nil) {
@@ -64,11 +75,11 @@ public final class ProgressReporter: Sendable {
             case .redraw(let minimumInterval):
                 if let last = state.lastShown, now - last < minimumInterval { return nil }
                 state.lastShown = now
-                return "\r\u{1B}[2K" + line(completed: completed, total: total, elapsed: now, withBar: true)
+                return "\r\u{1B}[2K" + line(completed: completed, before: state.before, total: total, elapsed: now, withBar: true)
             case .lines(let interval):
                 if now - (state.lastShown ?? .zero) < interval { return nil }
                 state.lastShown = now
-                return line(completed: completed, total: total, elapsed: now, withBar: false) + "\n"
+                return line(completed: completed, before: state.before, total: total, elapsed: now, withBar: false) + "\n"
             }
         }
         if let text { output.write(text) }
@@ -77,15 +88,20 @@ public final class ProgressReporter: Sendable {
     /// Prints the summary line (replacing the bar on a terminal); later calls do nothing.
     public func finish() {
         let now = clock.elapsed()
-        let finished: (Int, Int?)? = state.withLock { state in
+        let finished: (Int, Int, Int?)? = state.withLock { state in
             guard !state.isFinished else { return nil }
             state.isFinished = true
-            return (state.completed, state.total)
+            return (state.completed, state.before, state.total)
         }
-        guard let (completed, total) = finished else { return }
-        let summary = "\(label): \(completed)\(total.map { "/\($0)" } ?? "") done in "
-            + DurationText.format(.seconds(DurationText.milliseconds(in: now) / 1_000))
-            + (rate(completed: completed, elapsed: now).map { ", \($0)/s" } ?? "")
+        guard let (completed, before, total) = finished else { return }
+        let done = "\(label): \(completed)\(total.map { "/\($0)" } ?? "") done"
+        let summary = if before > 0 && completed == before {
+            "\(done) before this run; this run found nothing left to do"
+        } else {
+            done + (before > 0 ? " (\(completed - before) in this run)" : "") + " in "
+                + DurationText.format(.seconds(DurationText.milliseconds(in: now) / 1_000))
+                + (rate(completed: completed - before, elapsed: now).map { ", \($0)/s" } ?? "")
+        }
         switch mode {
         case .silent: return
         case .redraw: output.write("\r\u{1B}[2K" + summary + "\n")
@@ -94,7 +110,7 @@ public final class ProgressReporter: Sendable {
     }
 
     /// `backfill [######------] 500/1000 50% 250/s ETA 2s` (the bar only on a terminal).
-    private func line(completed: Int, total: Int?, elapsed: Duration, withBar: Bool) -> String {
+    private func line(completed: Int, before: Int, total: Int?, elapsed: Duration, withBar: Bool) -> String {
         var parts = [label + ":"]
         if let total, total > 0 {
             let fraction = min(1, max(0, Double(completed) / Double(total)))
@@ -108,7 +124,7 @@ public final class ProgressReporter: Sendable {
         } else {
             parts.append("\(completed)")
         }
-        if let rate = rate(completed: completed, elapsed: elapsed) {
+        if let rate = rate(completed: completed - before, elapsed: elapsed) {
             parts.append("\(rate)/s")
             if let total, rate > 0, completed < total {
                 let secondsLeft = (Double(total - completed) / Double(rate)).rounded(.up)

@@ -93,6 +93,20 @@ struct PlanManifestTests {
         #expect(backfill.niceRatio == 0 && PlanLimits.defaultNiceRatio == 0)
     }
 
+    @Test("a backfill meets a batch time of 250 ms unless its step sets one, and holds its batches as its throttle keys say")
+    func backfillThrottle() throws {
+        let plain = try #require(try Samples.read(Samples.full).get().step(.backfill)?.backfill)
+        #expect(plain.throttle == .standard && plain.throttle.targetBatchTime == .milliseconds(250))
+        #expect(plain.throttle.maximumActiveSessions == nil && plain.throttle.throttleQuery == nil)
+        let manifest = Samples.editing(replacing: #""batchSize": 1000"#, with: #"""
+            "batchSize": 1000, "targetBatchTime": "0s", "maxActiveSessions": 40,
+            "throttleQuery": "SELECT count(*) > 3\nFROM pg_locks WHERE NOT granted"
+            """#)
+        let throttle = try #require(try Samples.read(manifest).get().step(.backfill)?.backfill).throttle
+        #expect(throttle == PlanBackfillThrottle(targetBatchTime: .zero, maximumActiveSessions: 40,
+                                                 throttleQuery: "SELECT count(*) > 3\nFROM pg_locks WHERE NOT granted"))
+    }
+
     @Test("a backfill's nice ratio is read as written, fraction and exponent included", arguments: [
         ("0.25", 0.25), ("0", 0), ("1", 1), ("100", 100), ("2.5e-1", 0.25), ("1E1", 10), ("0.0", 0),
     ])
@@ -176,5 +190,20 @@ struct PlanManifestTests {
         #expect(plan.steps.dropFirst() == full.steps.dropFirst())
         #expect(plan.step(.expand)?.apply.map(\.path) == ["expand_index.sql"])
         #expect(plan.name == full.name && plan.table == full.table && plan.modernWriterWindow == full.modernWriterWindow)
+    }
+}
+
+/// A declarative plan's `backfill` object carries its throttle into the compiled backfill step.
+@Suite("A declarative plan's backfill pace")
+struct DeclarativeBackfillPaceTests {
+    @Test func theCompiledBackfillStepMeetsThePlansTargetsAndThrottle() throws {
+        let manifest = Array("""
+            {"format": 2, "name": "n", "table": "orders", "key": "id",
+             "backfill": {"batchSize": 200, "targetBatchTime": "1s", "maxActiveSessions": 12, "throttleQuery": "SELECT false"},
+             "operations": [{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"}, "up": "1", "down": "'x'"}}]}
+            """.utf8)
+        let backfill = try #require(try DeclarativePlan(manifest: manifest).compile().plan.step(.backfill)?.backfill)
+        #expect(backfill.batchSize == 200)
+        #expect(backfill.throttle == PlanBackfillThrottle(targetBatchTime: .seconds(1), maximumActiveSessions: 12, throttleQuery: "SELECT false"))
     }
 }

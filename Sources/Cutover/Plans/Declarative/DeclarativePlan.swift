@@ -81,6 +81,8 @@ public struct DeclarativePlan: Sendable, Hashable {
     public let checks: [PlanStep.Kind: [PlanCheck]]
     /// The applications' statements `phase rehearse` replays (`statements`), as format 1 gives them.
     public internal(set) var statements: [ApplicationStatement] = []
+    /// What the backfill adapts its pace to (`backfill`: `targetBatchTime`, `maxActiveSessions`, `throttleQuery`).
+    public internal(set) var backfillThrottle: PlanBackfillThrottle = .standard
 
     /// Reads and validates a format-2 manifest; `file` names it in errors.
     public init(manifest: [UInt8], file: String = "plan.json") throws(PlanManifestError) {
@@ -116,6 +118,7 @@ public struct DeclarativePlan: Sendable, Hashable {
                                    modernWriterWindow: modernWriterWindow, batchSize: batchSize, niceRatio: niceRatio,
                                    maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
         plan.statements = statements
+        plan.backfillThrottle = backfillThrottle
         return plan
     }
 

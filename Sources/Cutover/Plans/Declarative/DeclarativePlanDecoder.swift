@@ -4,7 +4,7 @@
 enum DeclarativePlanDecoder {
     private static let rootKeys = ["format", "name", "table", "key", "revision", "columns", "legacyApplicationPattern",
                                    "modernWriterWindow", "backfill", "operations", "checks", "statements"]
-    private static let backfillKeys = ["batchSize", "niceRatio", "maxReplicaLag"]
+    private static let backfillKeys = ["batchSize", "niceRatio", "maxReplicaLag"] + PlanBackfillThrottle.keys
     private static let columnKeys = ["name", "type", "up", "default", "notNull", "unique", "check", "references"]
     private static let referenceKeys = ["table", "columns", "onDelete"]
     private static let onDeleteActions = ["no action", "restrict", "cascade", "set null", "set default"]
@@ -33,11 +33,13 @@ enum DeclarativePlanDecoder {
         var batchSize = PlanLimits.defaultBatchSize
         var niceRatio = PlanLimits.defaultNiceRatio
         var replicaLag = PlanLimits.defaultMaximumReplicaLag
+        var throttle = PlanBackfillThrottle.standard
         if let backfill = try root.optional("backfill")?.object() {
             try backfill.refuseUnknownKeys(allowed: backfillKeys)
             batchSize = try backfill.optional("batchSize")?.integer(in: PlanLimits.batchSize) ?? batchSize
             niceRatio = try backfill.optional("niceRatio")?.number(in: PlanLimits.niceRatio) ?? niceRatio
             replicaLag = try backfill.optional("maxReplicaLag").map(PlanManifestDecoder.duration) ?? replicaLag
+            throttle = try PlanBackfillThrottle.decode(from: backfill)
         }
         var operations: [DeclarativeOperation] = []
         var files: Set<String> = []
@@ -53,6 +55,7 @@ enum DeclarativePlanDecoder {
                                    modernWriterWindow: window, batchSize: batchSize, niceRatio: niceRatio,
                                    maximumReplicaLag: replicaLag, operations: operations, checks: [:])
         plan.statements = try root.optional("statements").map(PlanManifestDecoder.statements) ?? []
+        plan.backfillThrottle = throttle
         guard let value = root.optional("checks") else { return plan }
         return plan.with(checks: try ownChecks(value, of: plan))
     }

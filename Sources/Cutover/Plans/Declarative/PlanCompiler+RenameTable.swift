@@ -53,7 +53,7 @@ extension PlanCompiler {
             PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: checks(.switch)),
             PlanStep(kind: .backfill, apply: [], revert: [], backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile,
                                                                                    batchSize: plan.batchSize, niceRatio: plan.niceRatio,
-                                                                                   maximumReplicaLag: plan.maximumReplicaLag),
+                                                                                   maximumReplicaLag: plan.maximumReplicaLag, throttle: plan.backfillThrottle),
                      checks: checks(.backfill)),
             PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: checks(.contract)),
         ]

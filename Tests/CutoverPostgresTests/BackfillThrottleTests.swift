@@ -1,0 +1,177 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import EphemeralPostgres
+import Foundation
+import PostgresClient
+import Synchronization
+import Testing
+
+/// The batch size follows a target batch time, without a server.
+@Suite("Backfill batch sizes")
+struct BatchSizerTests {
+    @Test func aBatchFasterThanTheTargetGrowsAndASlowerOneShrinksAtMostTwofold() {
+        var sizer = BatchSizer(initial: 1000, target: .milliseconds(100))
+        sizer.record(time: .milliseconds(80), endedPass: false)
+        #expect(sizer.size == 1250)
+        sizer.record(time: .milliseconds(10), endedPass: false)
+        #expect(sizer.size == 2500, "ten times too fast: doubled, no more")
+        sizer.record(time: .seconds(5), endedPass: false)
+        #expect(sizer.size == 1250, "fifty times too slow: halved, no less")
+        sizer.record(time: .milliseconds(200), endedPass: false)
+        #expect(sizer.size == 625)
+    }
+
+    @Test func aBatchNearTheTargetOrTheLastOfAPassChangesNothing() {
+        var sizer = BatchSizer(initial: 1000, target: .milliseconds(100))
+        sizer.record(time: .milliseconds(95), endedPass: false)
+        sizer.record(time: .milliseconds(108), endedPass: false)
+        #expect(sizer.size == 1000)
+        sizer.record(time: .microseconds(10), endedPass: true)
+        #expect(sizer.size == 1000, "the batch that ended a pass may have found few rows")
+        sizer.record(time: .zero, endedPass: false)
+        #expect(sizer.size == 2000, "a batch too fast to time counts as twice as fast")
+    }
+
+    @Test func aZeroTargetKeepsTheSizeAndTheRangeBoundsIt() {
+        var fixed = BatchSizer(initial: 10, target: .zero)
+        fixed.record(time: .microseconds(1), endedPass: false)
+        #expect(fixed.size == 10 && !fixed.isAdaptive)
+        var large = BatchSizer(initial: 800_000, target: .seconds(1))
+        large.record(time: .milliseconds(1), endedPass: false)
+        #expect(large.size == 1_000_000)
+        var small = BatchSizer(initial: 1, target: .milliseconds(1))
+        small.record(time: .seconds(1), endedPass: false)
+        #expect(small.size == 1)
+        #expect(BatchSizer(initial: 0, target: .zero).size == 1)
+    }
+}
+
+/// `BackfillEngine` against a real PostgreSQL: the batch size follows the target time, and the
+/// throttle (an operator's query, the server's active sessions) holds batches and lets them go.
+@Suite("Backfill pace and throttle", .timeLimit(.minutes(3)))
+struct BackfillThrottleTests {
+    /// What a backfill on its own thread said.
+    private final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        func saw(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+    }
+
+    private func run(_ engine: BackfillEngine, on configuration: PostgresConfiguration, lines: Lines)
+        -> Task<Result<BackfillEngine.Progress, any Error>, Never> {
+        Task {
+            do {
+                return .success(try await onThread {
+                    try engine.run(on: PostgresConnection(configuration: configuration), log: { line in lines.lines.withLock { $0.append(line) } })
+                })
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private func waitForLine(_ text: String, in lines: Lines) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !lines.saw(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    private func unconverted(_ configuration: PostgresConfiguration) async throws -> Int64 {
+        try await onThread {
+            try PostgresConnection(configuration: configuration).query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0]
+                .decode(Int64.self, "n")
+        }
+    }
+
+    @Test func batchesGrowFromATinyFirstSizeTowardTheTargetTime() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_target_time", rows: 20_000, width: 5)
+        let engine = try BackfillEngineTests.engine(batchSize: 10, throttle: PlanBackfillThrottle(targetBatchTime: .milliseconds(200)))
+        let progress = try await onThread { try engine.run(on: db.database.connect()) }
+        #expect(progress.converted == 20_000)
+        // At 10 rows a batch, 2,000 batches; a batch of 10 rows takes far less than 200 ms, so
+        // the size doubles batch after batch.
+        #expect(progress.batches < 500, "\(progress.batches) batches")
+        #expect(progress.batchSize > 10)
+        #expect(try await unconverted(db.database.configuration()) == 0)
+        await db.close()
+    }
+
+    @Test func aThrottleQueryHoldsEveryBatchWhileItAnswersTrue() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_throttle_query", rows: 200, width: 3)
+        let configuration = db.database.configuration()
+        try await db.sql { connection in
+            try connection.execute(unsafeSQL: "CREATE TABLE throttle_switch (hold boolean NOT NULL); INSERT INTO throttle_switch VALUES (true)")
+        }
+        let engine = try BackfillEngineTests.engine(
+            batchSize: 20, throttle: PlanBackfillThrottle(targetBatchTime: .zero, throttleQuery: "SELECT hold FROM throttle_switch"))
+        let lines = Lines()
+        let backfill = run(engine, on: configuration, lines: lines)
+        let held = try await waitForLine("backfill throttled: the throttle query answered true", in: lines)
+        #expect(held, "\(lines.lines.withLock { $0 })")
+        #expect(try await unconverted(configuration) == 200, "no batch ran while the query answered true")
+        try await db.sql { connection in try connection.execute(unsafeSQL: "UPDATE throttle_switch SET hold = false") }
+        let progress = try await backfill.value.get()
+        #expect(progress.converted == 200)
+        #expect(progress.throttleWaits == 1 && progress.throttled > .zero)
+        #expect(progress.lastThrottleReason == "the throttle query answered true")
+        #expect(try await unconverted(configuration) == 0)
+        await db.close()
+    }
+
+    @Test func aThrottleQueryThatFailsBeforeTheFirstBatchStopsTheBackfillAndWritesNothing() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_throttle_broken", rows: 30)
+        let engine = try BackfillEngineTests.engine(
+            batchSize: 10, throttle: PlanBackfillThrottle(targetBatchTime: .zero, throttleQuery: "SELECT no_such_column FROM drafts"))
+        let outcome = try await onThread { () -> String in
+            do {
+                try engine.run(on: db.database.connect())
+                return "finished"
+            } catch let error as BackfillError {
+                return error.description
+            }
+        }
+        #expect(outcome.hasPrefix("the throttle query failed before the first batch: "), "\(outcome)")
+        #expect(outcome.contains("no_such_column"), "\(outcome)")
+        #expect(try await unconverted(db.database.configuration()) == 30)
+        await db.close()
+    }
+
+    /// On a cluster of its own: the ceiling counts the whole server's active sessions, and the
+    /// shared test cluster's other tests would count too.
+    @Test func moreActiveSessionsThanTheCeilingHoldTheBatchesUntilTheyEnd() async throws {
+        let cluster = try await EphemeralCluster.start()
+        defer { cluster.stop() }
+        let configuration = try await StandbyLagCeilingTests.expandedDatabase("session_ceiling", on: cluster, rows: 100)
+        // Two sessions each running a statement that lasts until it is cancelled.
+        let sleeperConfiguration = cluster.configuration(database: "session_ceiling", applicationName: "sleeper")
+        let sleeping = (0..<2).map { _ in
+            Task { try? await onThread { _ = try PostgresConnection(configuration: sleeperConfiguration).execute(unsafeSQL: "SELECT pg_sleep(120)") } }
+        }
+        let sleepersQuery = "FROM pg_stat_activity WHERE application_name = 'sleeper' AND state = 'active'"
+        try await onThread {
+            let watcher = try PostgresConnection(configuration: configuration)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try watcher.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n \(sleepersQuery)"))[0].decode(Int64.self, "n") < 2,
+                  ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        let engine = try BackfillEngineTests.engine(batchSize: 10, throttle: PlanBackfillThrottle(targetBatchTime: .zero, maximumActiveSessions: 1))
+        let lines = Lines()
+        let backfill = run(engine, on: configuration, lines: lines)
+        let held = try await waitForLine("active sessions, over the ceiling of 1", in: lines)
+        #expect(held, "\(lines.lines.withLock { $0 })")
+        #expect(try await unconverted(configuration) == 100)
+        try await onThread {
+            _ = try PostgresConnection(configuration: configuration).query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend(pid) \(sleepersQuery)"))
+        }
+        for task in sleeping { await task.value }
+        let progress = try await backfill.value.get()
+        #expect(progress.converted == 100)
+        #expect(progress.throttleWaits == 1)
+        #expect(progress.lastThrottleReason?.hasSuffix("active sessions, over the ceiling of 1") == true, "\(String(describing: progress.lastThrottleReason))")
+    }
+}

@@ -1,0 +1,59 @@
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+/// `phase backfill` stopped by a signal says where it stopped and how to go on; run again it
+/// finishes from its cursor and counts this run's rows apart; a run with nothing left says so.
+@Suite("phase backfill stopped and run again", .timeLimit(.minutes(3)))
+struct BackfillStopTests {
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aStoppedBackfillSaysWhereItStoppedAndTheNextRunsFinishFromThere(signal: Int32) async throws {
+        let db = try await WorkflowDatabase.make("backfill_stop_\(signal)", rows: 400)
+        for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
+            let run = try await db.phase(step)
+            #expect(run.status == 0, "\(step): \(run.diagnostics)")
+        }
+        // Fixed batches of 10 rows, a tenth of a second apart: 40 batches, four seconds or more.
+        let started = try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "100ms"], databaseURL: db.url)
+        _ = try await db.sql { connection -> Int64 in
+            while true {
+                let converted = try connection.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'")[0]
+                    .decode(Int64.self, "backfill_converted")
+                if converted >= 30 { return converted }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+        kill(started.pid, signal)
+        let stopped = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(stopped.status == 128 + signal, "\(stopped.diagnostics)")
+        let converted = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'"))
+        #expect(converted >= 30 && converted < 400)
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        #expect(stopped.diagnostics.split(separator: "\n").last.map(String.init)
+                == "stopped by \(name) during backfill with \(converted) of 400 rows converted, its cursor saved with the last batch: run 'phase backfill' again to go on from there, or 'phase status'",
+                "\(stopped.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL") == converted,
+                "the rows converted are those the cursor has passed")
+        let status = try await db.phase("status")
+        #expect(status.output.contains("backfill: \(converted) of 400 rows converted, \(400 - converted) still to convert"), "\(status.output)")
+
+        let resumed = try await db.phase("backfill")
+        #expect(resumed.status == 0, "\(resumed.diagnostics)")
+        #expect(resumed.diagnostics.contains("backfill: 400/400 done (\(400 - converted) in this run) in "), "\(resumed.diagnostics)")
+        let again = try await db.phase("backfill")
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("backfill: 400/400 done before this run; this run found nothing left to do"), "\(again.diagnostics)")
+        let done = try await db.phase("status")
+        #expect(done.output.contains("backfill: 400 of 400 rows converted, none left to convert"), "\(done.output)")
+    }
+
+    @Test func beforeExpandStatusSaysTheBackfillWaitsForExpand() async throws {
+        let db = try await WorkflowDatabase.make("backfill_status_baseline", rows: 5)
+        #expect(try await db.phase("init").status == 0)
+        let status = try await db.phase("status")
+        #expect(status.output.contains("backfill: not before expand, which adds the representation it fills"), "\(status.output)")
+        #expect(!status.output.contains("0 of 0"), "\(status.output)")
+    }
+}

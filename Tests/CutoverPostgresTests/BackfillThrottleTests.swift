@@ -175,3 +175,81 @@ struct BackfillThrottleTests {
         #expect(progress.lastThrottleReason?.hasSuffix("active sessions, over the ceiling of 1") == true, "\(String(describing: progress.lastThrottleReason))")
     }
 }
+
+/// An operator's pause, resume and retune (`cutover.backfill_control`) reach a running
+/// `BackfillEngine` before its next batch.
+@Suite("Backfill paused, resumed and retuned while it runs", .timeLimit(.minutes(3)))
+struct BackfillControlTests {
+    /// What a backfill on its own thread reported.
+    private final class Observed: Sendable {
+        let lines = Mutex<[String]>([])
+        let progress = Mutex<[BackfillEngine.Progress]>([])
+        func line(containing text: String) -> String? { lines.withLock { $0.first { $0.contains(text) } } }
+        var latest: BackfillEngine.Progress? { progress.withLock { $0.last } }
+    }
+
+    private func waitFor(_ condition: @Sendable () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    @Test func aPauseHoldsTheNextBatchAResumeLetsItGoAndARetuneChangesThePaceFromTheNextBatch() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_control_run", rows: 400, width: 3)
+        let configuration = db.database.configuration()
+        // Fixed batches of 10 rows, 50 ms apart: 40 batches.
+        let source = try PlanSource.builtIn()
+        let step = try #require(source.plan.step(.backfill)?.backfill)
+        let engine = BackfillEngine(plan: "drafts", batchSQL: source.text(step.batch.path), remainingSQL: source.text(step.remaining.path),
+                                    options: .init(batchSize: 10, batchDelay: .milliseconds(50), niceRatio: 0.5))
+        let observed = Observed()
+        let backfill = Task {
+            try await onThread {
+                try engine.run(on: PostgresConnection(configuration: configuration),
+                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
+                               log: { line in observed.lines.withLock { $0.append(line) } })
+            }
+        }
+        #expect(try await waitFor { (observed.latest?.converted ?? 0) >= 30 })
+        let pausedAt = try await db.sql { connection -> Int64 in
+            try BackfillControl.pause(plan: "drafts", osUser: "ops", on: connection)
+            return try connection.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'")[0]
+                .decode(Int64.self, "backfill_converted")
+        }
+        #expect(try await waitFor { observed.line(containing: "backfill paused by") != nil }, "\(observed.lines.withLock { $0 })")
+        let heldAt = try #require(observed.latest?.converted)
+        // At most the batch in flight when the pause was written ran after it.
+        #expect(heldAt >= pausedAt && heldAt <= pausedAt + 10, "paused at \(pausedAt), held at \(heldAt)")
+        let pausedLine = try #require(observed.line(containing: "backfill paused by"))
+        #expect(pausedLine.hasPrefix("backfill paused by ") && pausedLine.contains(" as ops at "), "\(pausedLine)")
+        #expect(pausedLine.hasSuffix(", \(heldAt) of 400 rows converted: 'phase backfill --resume' lets it go on"), "\(pausedLine)")
+        let stored = try await db.sql { connection in
+            try connection.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'")[0].decode(Int64.self, "backfill_converted")
+        }
+        #expect(stored == heldAt, "no batch ran while paused")
+
+        // A retune while paused, then a resume: the next batch follows the new target and ratio.
+        try await db.sql { connection in
+            try BackfillControl.retune(plan: "drafts", targetBatchTime: .milliseconds(200), niceRatio: 0, maximumActiveSessions: nil,
+                                       maximumReplicaLag: nil, osUser: "ops", on: connection)
+            try BackfillControl.resume(plan: "drafts", osUser: "ops", on: connection)
+        }
+        let progress = try await backfill.value
+        #expect(progress.converted == 400)
+        #expect(progress.pausedByOperator > .zero)
+        #expect(progress.targetBatchTime == .milliseconds(200) && progress.niceRatio == 0)
+        #expect(progress.batchSize > 10, "the batches grew toward the new target")
+        #expect(observed.line(containing: "backfill resumed by ") != nil)
+        let retuned = try #require(observed.line(containing: "backfill retuned by "))
+        #expect(retuned.hasSuffix(" as ops: target batch time 200ms, nice ratio 0, from this batch on"), "\(retuned)")
+        // Every batch after the resume ran at the new pace: the first progress after the pause has it.
+        let after = observed.progress.withLock { $0 }.first { $0.converted > heldAt }
+        #expect(after?.targetBatchTime == .milliseconds(200) && after?.niceRatio == 0)
+        let control = try await db.sql { try BackfillControl.read(plan: "drafts", on: $0) }
+        #expect(control?.isPaused == false && control?.niceRatio == 0, "the engine only reads the control; the runner clears it when the step is done")
+        await db.close()
+    }
+}

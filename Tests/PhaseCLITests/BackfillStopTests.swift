@@ -56,4 +56,50 @@ struct BackfillStopTests {
         #expect(status.output.contains("backfill: not before expand, which adds the representation it fills"), "\(status.output)")
         #expect(!status.output.contains("0 of 0"), "\(status.output)")
     }
+
+    @Test func aPauseFromAnotherTerminalHoldsTheBackfillUntilResumedAndEndsWithIt() async throws {
+        let db = try await WorkflowDatabase.make("backfill_pause_cli", rows: 200)
+        for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
+            #expect(try await db.phase(step).status == 0, "\(step)")
+        }
+        let paused = try await db.phase("backfill", "--pause")
+        #expect(paused.status == 0, "\(paused.diagnostics)")
+        #expect(paused.output.hasPrefix("backfill of plan drafts paused by "), "\(paused.output)")
+        #expect(paused.output.contains(": no backfill runs now: the next one hears it before its first batch; 'phase backfill --resume' lets it go on"),
+                "\(paused.output)")
+        #expect(try await db.phase("status").output.contains("'phase backfill --resume' lets it go on"))
+
+        let started = try PhaseBinary.start(["backfill", "--batch-size", "50"], databaseURL: db.url)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try !String(contentsOf: started.diagnostics, encoding: .utf8).contains("backfill paused by "), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL") == 0, "no batch ran while paused")
+        let status = try await db.phase("status")
+        #expect(status.output.contains("backfill running: 0 of 200 rows converted (0 in this run)") || status.output.contains("  backfill   running"),
+                "\(status.output)")
+        let resumed = try await db.phase("backfill", "--resume")
+        #expect(resumed.output.contains("resumed by ") && resumed.output.contains(": the backfill running (pid "), "\(resumed.output)")
+        let run = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("backfill resumed by "), "\(run.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM cutover.backfill_control") == 0, "the pause ended with the backfill")
+        let after = try await db.phase("status")
+        #expect(!after.output.contains("paused by"), "\(after.output)")
+        let history = try await db.phase("history")
+        #expect(history.output.contains("pace: "), "\(history.output)")
+        #expect(history.output.contains("200 rows converted in this run"), "\(history.output)")
+    }
+
+    @Test("--pause, --resume and --retune refuse what they cannot do", arguments: [
+        (["backfill", "--pause", "--resume"], "Error: give one of --pause, --resume and --retune"),
+        (["backfill", "--retune"], "Error: --retune needs at least one of --target-batch-time, --nice-ratio, --max-active-sessions and --max-replica-lag"),
+        (["backfill", "--pause", "--nice-ratio", "1"], "Error: --pause and --resume take no pace: give it with --retune"),
+    ])
+    func controlUsage(arguments: [String], line: String) async throws {
+        let run = try PhaseBinary.run(arguments)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.hasPrefix(line), "\(run.diagnostics)")
+    }
 }

@@ -1,4 +1,4 @@
--- Cutover's control schema, version 10.
+-- Cutover's control schema, version 11.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -28,7 +28,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- and modern_save_function), which the plan's save_record_<plan> calls; 10 records every
 -- rehearsal of a plan (cutover.rehearsals): its scratch database, the session running it, its
 -- verdict and its report, for `phase rehearse`, the gate of expand and contract, and the removal
--- of a scratch database whose rehearsal was killed.
+-- of a scratch database whose rehearsal was killed; 11 takes an operator's pause, resume and
+-- retune of a running backfill (cutover.backfill_control), which the backfill reads before every
+-- batch.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -1370,6 +1372,23 @@ CREATE TABLE IF NOT EXISTS cutover.rehearsals (
 CREATE INDEX IF NOT EXISTS rehearsals_plan ON cutover.rehearsals (plan, id DESC);
 REVOKE ALL ON cutover.rehearsals FROM PUBLIC;
 
+-- What an operator asks of a plan's backfill (version 11): `phase backfill --pause`, `--resume`
+-- and `--retune`, from any terminal, while a backfill runs or before it starts. The backfill
+-- reads the row before every batch: paused, it waits; a retuned value replaces the one it
+-- started with. A pause lasts until --resume; a retune, until the backfill finishes, which
+-- removes the row. NULL leaves a value as the backfill started with it.
+CREATE TABLE IF NOT EXISTS cutover.backfill_control (
+    plan text PRIMARY KEY,
+    is_paused boolean NOT NULL DEFAULT false,
+    target_batch_ms integer CHECK (target_batch_ms BETWEEN 0 AND 60000),
+    nice_ratio double precision CHECK (nice_ratio BETWEEN 0 AND 100),
+    max_active_sessions integer CHECK (max_active_sessions BETWEEN 1 AND 100000),
+    max_replica_lag_ms bigint CHECK (max_replica_lag_ms BETWEEN 0 AND 3600000),
+    changed_by text NOT NULL,
+    changed_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON cutover.backfill_control FROM PUBLIC;
+
 -- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
 DO $check$
 BEGIN
@@ -1377,10 +1396,11 @@ BEGIN
          WHERE n.nspname = 'cutover' AND c.relkind = 'r'
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
-                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements', 'rehearsals')) <> 13 THEN
+                             'runner_lease', 'reader_epochs', 'record_plans', 'record_statements', 'rehearsals',
+                             'backfill_control')) <> 14 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans, record_statements and rehearsals in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans, record_statements, rehearsals and backfill_control in schema cutover';
     END IF;
 END
 $check$;
@@ -1400,7 +1420,7 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements', 'rehearsals')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements', 'rehearsals', 'backfill_control')
                 OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);

@@ -100,6 +100,12 @@ public struct BackfillEngine: Sendable {
         public var throttled: Duration = .zero
         /// Why the throttle last held a batch, nil before it has.
         public var lastThrottleReason: String?
+        /// Time spent paused by an operator (`phase backfill --pause`) in this run.
+        public var pausedByOperator: Duration = .zero
+        /// The nice ratio the last batch rested by, as the operator may have retuned it.
+        public var niceRatio: Double = 0
+        /// The target batch time the size follows now (zero: fixed).
+        public var targetBatchTime: Duration = .zero
 
         /// Rows this run converted.
         public var convertedThisRun: Int64 { converted - convertedBefore }
@@ -134,11 +140,15 @@ public struct BackfillEngine: Sendable {
     ///     cursor saved with the last batch, and throws ``BackfillError/stopped(converted:)``.
     ///   - progress: called after every batch.
     ///   - log: hears when the backfill waits for a standby (at most once per
-    ///     ``ReplicaLagCeiling/noticeInterval``) and what happens to standbys it waits for.
+    ///     ``ReplicaLagCeiling/noticeInterval``) and what happens to standbys it waits for,
+    ///     when the throttle holds a batch, and when an operator paused, resumed or retuned it.
+    ///   - attempt: the history row of the step this run is part of, whose `details` get the
+    ///     run's progress and pace with every batch (for `phase status` and `phase history`).
     /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass.
     @discardableResult
     public func run(on connection: PostgresConnection, isStopRequested: @Sendable () -> Bool = { false },
-                    progress: (Progress) -> Void = { _ in }, log: @escaping (String) -> Void = { _ in }) throws -> Progress {
+                    progress: (Progress) -> Void = { _ in }, log: @escaping (String) -> Void = { _ in },
+                    attempt: Int64? = nil) throws -> Progress {
         let state = try connection.query("""
             SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = \(plan)
             """)
@@ -149,12 +159,30 @@ public struct BackfillEngine: Sendable {
         current.total = current.converted + (try remaining(on: connection))
         var sizer = BatchSizer(initial: options.batchSize, target: options.throttle.targetBatchTime)
         current.batchSize = sizer.size
+        current.niceRatio = options.niceRatio
+        current.targetBatchTime = sizer.target
         progress(current)
         let clock = ContinuousClock()
+        let began = clock.now
         let monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
         let gate = BackfillThrottleGate(options.throttle, log: log)
+        var pace = options
+        var applied = BackfillControl()
         while true {
             if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
+            // What an operator asked from another terminal, before this batch.
+            let control = try waitWhilePaused(on: connection, progress: &current, isStopRequested: isStopRequested, log: log)
+            if control != applied {
+                let retune = control.retuneText
+                if !retune.isEmpty && retune != applied.retuneText { log("backfill retuned by \(control.changedBy): \(retune), from this batch on") }
+                applied = control
+                pace.niceRatio = control.niceRatio ?? options.niceRatio
+                sizer.retarget(control.targetBatchTime ?? options.throttle.targetBatchTime)
+                gate.throttle.maximumActiveSessions = control.maximumActiveSessions ?? options.throttle.maximumActiveSessions
+                if let monitor, let original = options.replicaLag { monitor.ceiling.maximum = control.maximumReplicaLag ?? original.maximum }
+                current.niceRatio = pace.niceRatio
+                current.targetBatchTime = sizer.target
+            }
             var measuredAt: ContinuousClock.Instant?
             if let monitor {
                 let wait = try monitor.waitUnderCeiling(on: connection, converted: current.converted, isStopRequested: isStopRequested)
@@ -165,19 +193,23 @@ public struct BackfillEngine: Sendable {
                 }
                 current.replicaLagAtStart = wait.lags.map(\.lag).max()
             }
-            if let gate, let held = try gate.waitWhileThrottled(on: connection, converted: current.converted,
+            if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted,
                                                                isStopRequested: isStopRequested) {
                 current.throttleWaits += 1
                 current.throttled += held.waited
                 current.lastThrottleReason = held.reason
             }
-            let began = clock.now
-            let batch = try runBatch(after: cursor, size: sizer.size, on: connection)
-            let batchTime = clock.now - began
+            let batchBegan = clock.now
+            let size = sizer.size
+            var reported = current
+            reported.batches += 1
+            let report = attempt.map { Report(attempt: $0, progress: reported, elapsed: clock.now - began) }
+            let batch = try runBatch(after: cursor, size: size, report: report, on: connection)
+            let batchTime = clock.now - batchBegan
             sizer.record(time: batchTime, endedPass: batch.lastKey == nil)
             current.lastBatchTime = batchTime
             current.batchSize = sizer.size
-            let pause = options.pause(after: batchTime)
+            let pause = pace.pause(after: batchTime)
             if let monitor {
                 current.replicaLagAfter = try monitor.measure(on: connection).map(\.lag).max()
                 if let before = measuredAt, let after = monitor.measuredAt { current.lastBatchSpan = after - before }
@@ -200,7 +232,39 @@ public struct BackfillEngine: Sendable {
         }
     }
 
-    private func runBatch(after cursor: String?, size: Int, on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
+    /// Waits while an operator has paused the backfill, saying so at most every 5 s, and
+    /// returns what the operator asks now.
+    private func waitWhilePaused(on connection: PostgresConnection, progress: inout Progress, isStopRequested: () -> Bool,
+                                 log: (String) -> Void) throws -> BackfillControl {
+        let clock = ContinuousClock()
+        var control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()
+        guard control.isPaused else { return control }
+        let began = clock.now
+        var lastNotice: ContinuousClock.Instant?
+        while control.isPaused {
+            if isStopRequested() { throw BackfillError.stopped(converted: progress.converted) }
+            if lastNotice.map({ clock.now - $0 >= .seconds(5) }) ?? true {
+                lastNotice = clock.now
+                log("backfill paused by \(control.changedBy) at \(control.changedAt), \(progress.converted) of \(progress.total) rows converted: 'phase backfill --resume' lets it go on")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+            control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()
+        }
+        progress.pausedByOperator += clock.now - began
+        log("backfill resumed by \(control.changedBy)")
+        return control
+    }
+
+    /// The run's progress and pace, with the batch about to run counted, as the history row's
+    /// `details.backfill` holds it; its rows converted are added when the batch commits.
+    struct Report {
+        let attempt: Int64
+        let progress: Progress
+        let elapsed: Duration
+    }
+
+    private func runBatch(after cursor: String?, size: Int, report: Report?,
+                          on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
         let size = Int32(clamping: size)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
         return try connection.withTransaction { connection in
@@ -223,6 +287,25 @@ public struct BackfillEngine: Sendable {
                    SET backfill_cursor = \(lastKey), backfill_converted = backfill_converted + \(converted), updated_at = now()
                  WHERE plan = \(plan)
                 """)
+            if let report {
+                // The run's progress and pace, for `phase status` from another terminal and for the history.
+                let progress = report.progress
+                let milliseconds = { (duration: Duration) in DurationText.milliseconds(in: duration) }
+                let elapsed = milliseconds(report.elapsed)
+                // Up to the start of this batch: its own rows are in `converted`, its time not yet in `elapsed`.
+                let rate = elapsed > 0 ? Int64((Double(progress.convertedThisRun) * 1000 / Double(elapsed)).rounded()) : 0
+                try connection.query("""
+                    UPDATE cutover.phase_history
+                       SET details = details || jsonb_build_object('backfill', jsonb_build_object(
+                               'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
+                               'total', \(progress.total), 'batches', \(Int64(progress.batches)), 'batchSize', \(Int64(size)),
+                               'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
+                               'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),
+                               'pausedMs', \(milliseconds(progress.pausedByOperator)), 'replicaWaitedMs', \(milliseconds(progress.replicaWaited)),
+                               'lastThrottleReason', CAST(\(progress.lastThrottleReason) AS text), 'updatedAt', clock_timestamp()))
+                     WHERE id = \(report.attempt)
+                    """)
+            }
             return (lastKey, converted)
         }
     }

@@ -14,7 +14,8 @@ import PostgresClient
 /// first time is a mistake in it and stops the backfill; one that fails later (a timeout on a
 /// loaded server) holds the batch as if it had answered true, and says why.
 final class BackfillThrottleGate {
-    private let throttle: PlanBackfillThrottle
+    /// The ceilings; an operator's retune changes the active sessions one between batches.
+    var throttle: PlanBackfillThrottle
     private let log: (String) -> Void
     private let noticeInterval: Duration
     private let pollInterval: Duration
@@ -23,10 +24,9 @@ final class BackfillThrottleGate {
     private var hasAsked = false
     private var hasToldHidden = false
 
-    /// A gate for `throttle`'s ceilings; nil when it has none.
-    init?(_ throttle: PlanBackfillThrottle, log: @escaping (String) -> Void, noticeInterval: Duration = .seconds(5),
+    /// A gate for `throttle`'s ceilings; one without any lets every batch through without a query.
+    init(_ throttle: PlanBackfillThrottle, log: @escaping (String) -> Void, noticeInterval: Duration = .seconds(5),
           pollInterval: Duration = .milliseconds(250)) {
-        guard throttle.maximumActiveSessions != nil || throttle.throttleQuery != nil else { return nil }
         self.throttle = throttle
         self.log = log
         self.noticeInterval = noticeInterval

@@ -11,7 +11,7 @@ import Cutover
 /// keeps every batch at the first size.
 public struct BatchSizer: Sendable, Equatable {
     /// The time each batch should take; zero does not adapt.
-    public let target: Duration
+    public private(set) var target: Duration
     /// The sizes the sizer keeps to.
     public let range: ClosedRange<Int>
     /// Rows the next batch asks for.
@@ -22,6 +22,11 @@ public struct BatchSizer: Sendable, Equatable {
         self.target = target
         self.range = range
         size = min(max(initial, range.lowerBound), range.upperBound)
+    }
+
+    /// Follows `target` from the next batch on (an operator's retune); the size stays where it is.
+    public mutating func retarget(_ target: Duration) {
+        self.target = target
     }
 
     /// Whether the size follows the batches' time.

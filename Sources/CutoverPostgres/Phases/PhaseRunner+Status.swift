@@ -55,6 +55,10 @@ public struct PhaseStatus: Sendable {
     public var halfDone: PhaseRunner.HalfDoneStep?
     /// The plan's latest rehearsal on this database, if any.
     public var lastRehearsal: RehearsalRegistry.Record?
+    /// What the backfill running now (or stopped before it ended) last reported.
+    public var backfillRun: BackfillRunReport?
+    /// An operator's pause or retune of the backfill, if any.
+    public var backfillControl: BackfillControl?
 }
 
 extension PhaseRunner {
@@ -83,6 +87,8 @@ extension PhaseRunner {
         return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
                            nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining),
                            unfinished: unfinished, lockHolder: holder, halfDone: halfDone,
-                           lastRehearsal: try RehearsalRegistry.latest(plan: plan.name, on: connection))
+                           lastRehearsal: try RehearsalRegistry.latest(plan: plan.name, on: connection),
+                           backfillRun: unfinished.last { $0.step == PhaseStep.backfill.name }.flatMap { BackfillRunReport.from(details: $0.details) },
+                           backfillControl: try BackfillControl.read(plan: plan.name, on: connection))
     }
 }

@@ -296,9 +296,13 @@ public final class PhaseRunner {
             return try connection.withTransaction(finish)
         case .backfill:
             if let backfill = plan.step(.backfill)?.backfill {
-                try runBackfill(backfill, progress: progress)
+                try runBackfill(backfill, attempt: attempt, progress: progress)
             }
-            return try connection.withTransaction(finish)
+            // The backfill is done: an operator's pause or retune of it ends with it.
+            return try connection.withTransaction { connection in
+                try BackfillControl.clear(plan: self.plan.name, on: connection)
+                return try finish(connection)
+            }
         }
     }
 
@@ -315,12 +319,12 @@ public final class PhaseRunner {
         return epoch
     }
 
-    private func runBackfill(_ backfill: PlanBackfill, progress: (BackfillEngine.Progress) -> Void) throws {
+    private func runBackfill(_ backfill: PlanBackfill, attempt: Int64, progress: (BackfillEngine.Progress) -> Void) throws {
         var engineOptions = options.backfill ?? BackfillEngine.Options(plan: backfill)
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
         let engine = BackfillEngine(plan: plan.name, batchSQL: source.text(backfill.batch.path),
                                     remainingSQL: source.text(backfill.remaining.path), options: engineOptions)
-        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress, log: log)
+        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress, log: log, attempt: attempt)
     }
 
     /// Applies `files` in order, skipping those already applied with the same checksum, each

@@ -22,7 +22,8 @@ final class StandbyLagMonitor {
         var bytes: Int64
     }
 
-    private let ceiling: ReplicaLagCeiling
+    /// The ceiling; an operator's retune changes its maximum between batches.
+    var ceiling: ReplicaLagCeiling
     private let log: (String) -> Void
     private let clock = ContinuousClock()
     private var noted: [(position: WALPosition, at: ContinuousClock.Instant)] = []

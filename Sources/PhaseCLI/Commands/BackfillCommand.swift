@@ -33,10 +33,19 @@ struct BackfillCommand: PhaseCommand {
     static let maxReplicaLag = Option(
         "max-replica-lag", type: .duration(in: .zero ... .seconds(3600)), valueName: "duration",
         help: "Wait before a batch while a standby's replay lag is over this; the plan's ceiling (phase plan shows it) when omitted.")
+    /// `--pause`
+    static let pause = Flag("pause", help: "Pause the plan's backfill before its next batch, from any terminal (or the next backfill before its first); the running backfill keeps its lock and says it waits.")
+    /// `--resume`
+    static let resume = Flag("resume", help: "Let a paused backfill go on.")
+    /// `--retune`
+    static let retune = Flag(
+        "retune",
+        help: "Give the running backfill (or the next) the --target-batch-time, --nice-ratio, --max-active-sessions and --max-replica-lag given with it, from its next batch until it finishes.")
     static let spec = CommandSpec(
         "backfill", abstract: "Convert the rows that only have the legacy representation.",
-        discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again.",
-        parameters: [Self.batchSize, Self.targetBatchTime, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag,
+        discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again. "
+            + "--pause, --resume and --retune change a backfill running in another terminal and return at once.",
+        parameters: [Self.pause, Self.resume, Self.retune, Self.batchSize, Self.targetBatchTime, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag,
                      Self.maxActiveSessions, Self.throttleQuery] + StepOptions.parameters, command: Self.self)
 
     let context: PhaseContext
@@ -47,6 +56,9 @@ struct BackfillCommand: PhaseCommand {
     let targetBatchTime: Duration?
     let maxActiveSessions: Int?
     let throttleQuery: String?
+    let isPause: Bool
+    let isResume: Bool
+    let isRetune: Bool
 
     init(_ parsed: ParsedCommand, context: PhaseContext) {
         self.context = context
@@ -57,6 +69,9 @@ struct BackfillCommand: PhaseCommand {
         targetBatchTime = parsed[Self.targetBatchTime]
         maxActiveSessions = parsed[Self.maxActiveSessions]
         throttleQuery = parsed[Self.throttleQuery]
+        isPause = parsed[Self.pause]
+        isResume = parsed[Self.resume]
+        isRetune = parsed[Self.retune]
     }
 
     /// Where the backfill stands, for the line a stop prints.
@@ -73,6 +88,7 @@ struct BackfillCommand: PhaseCommand {
     }
 
     func run() async throws -> ExitCode {
+        if isPause || isResume || isRetune { return try await control() }
         var options = context.runnerOptions()
         if context.steps.isDryRun { return try await context.dryRun(.backfill, options: options) }
         let plan = try context.planSource().plan
@@ -101,6 +117,41 @@ struct BackfillCommand: PhaseCommand {
             })
         }
         reporter.finish()
+        context.console.printResult(result, format: context.format)
+        return .done
+    }
+
+    /// `--pause`, `--resume` or `--retune`: writes the plan's backfill control; takes no runner lock.
+    private func control() async throws -> ExitCode {
+        guard [isPause, isResume, isRetune].filter({ $0 }).count == 1 else {
+            throw CommandFailure("give one of --pause, --resume and --retune", exitCode: .usage)
+        }
+        let retuned = targetBatchTime != nil || niceRatio != nil || maxActiveSessions != nil || maxReplicaLag != nil
+        if isRetune && !retuned {
+            throw CommandFailure("--retune needs at least one of --target-batch-time, --nice-ratio, --max-active-sessions and --max-replica-lag",
+                                 exitCode: .usage)
+        }
+        if !isRetune && (retuned || batchSize != nil || throttleQuery != nil || batchDelay != .zero) {
+            throw CommandFailure("--pause and --resume take no pace: give it with --retune", exitCode: .usage)
+        }
+        let (isPause, isResume) = (isPause, isResume)
+        let (target, ratio, sessions, lag) = (targetBatchTime, niceRatio, maxActiveSessions, maxReplicaLag)
+        let result = try await context.withRunner(options: context.runnerOptions(), isReadOnly: false) { runner in
+            try ControlSchema.verify(on: runner.connection)
+            let plan = runner.plan.name
+            let osUser = PhaseHistory.osUser
+            let control = if isPause {
+                try BackfillControl.pause(plan: plan, osUser: osUser, on: runner.connection)
+            } else if isResume {
+                try BackfillControl.resume(plan: plan, osUser: osUser, on: runner.connection)
+            } else {
+                try BackfillControl.retune(plan: plan, targetBatchTime: target, niceRatio: ratio, maximumActiveSessions: sessions,
+                                           maximumReplicaLag: lag, osUser: osUser, on: runner.connection)
+            }
+            let holder = try RunnerLock.holder(plan: plan, on: runner.connection)
+            return BackfillControlResult(action: isPause ? "pause" : isResume ? "resume" : "retune", plan: plan, control: control,
+                                         runner: holder.map(\.description))
+        }
         context.console.printResult(result, format: context.format)
         return .done
     }

@@ -148,6 +148,13 @@ struct StatusResult: CommandResult {
                        + (status.lockHolder == nil ? "; run it again to finish it" : ""))
         }
         if let holder = status.lockHolder { out.append("runner at work: \(holder)") }
+        if let run = status.backfillRun { out.append(Self.backfillRunLine(run, isRunning: status.lockHolder != nil)) }
+        if let control = status.backfillControl {
+            if control.isPaused {
+                out.append("backfill paused by \(control.changedBy) at \(control.changedAt): 'phase backfill --resume' lets it go on")
+            }
+            if !control.retuneText.isEmpty { out.append("backfill retuned by \(control.changedBy): \(control.retuneText)") }
+        }
         if let halfDone = status.halfDone {
             out.append("half done: \(halfDone.stopped) stopped after applying \(Self.files(halfDone)); "
                        + "run '\(halfDone.stopped)' again to finish it, or '\(Self.command(for: halfDone.step, epoch: state.epoch))' to undo it")
@@ -162,6 +169,29 @@ struct StatusResult: CommandResult {
         return out.joined(separator: "\n")
     }
 
+    /// `backfill running: 1000 of 2500 rows converted (1000 in this run), 800 rows/s, ETA 2s; …`.
+    static func backfillRunLine(_ run: BackfillRunReport, isRunning: Bool) -> String {
+        let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
+        var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted) of \(run.total) rows converted"
+            + " (\(run.convertedThisRun) in this run), \(run.rowsPerSecond) rows/s"
+        if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
+        line += "; batches of \(run.batchSize) rows"
+            + (run.targetBatchMs > 0 ? " (target \(milliseconds(run.targetBatchMs)))" : " (fixed)")
+            + ", nice ratio \(ValueType.decimal(in: PlanLimits.niceRatio).format(run.niceRatio))"
+            + "; throttled \(milliseconds(run.throttledMs))" + (run.lastThrottleReason.map { " (last: \($0))" } ?? "")
+            + ", paused \(milliseconds(run.pausedMs)), waited for standbys \(milliseconds(run.replicaWaitedMs)); last batch at \(run.updatedAt)"
+        return line
+    }
+
+    static func backfillRunJSON(_ run: BackfillRunReport) -> JSONResult {
+        ["converted": .integer(run.converted), "convertedThisRun": .integer(run.convertedThisRun), "total": .integer(run.total),
+         "rowsPerSecond": .integer(run.rowsPerSecond), "secondsLeft": run.secondsLeft.map { .integer($0) } ?? .null,
+         "batches": .integer(Int64(run.batches)), "batchSize": .integer(Int64(run.batchSize)), "targetBatchMs": .integer(run.targetBatchMs),
+         "niceRatio": .number(run.niceRatio), "throttledMs": .integer(run.throttledMs), "pausedMs": .integer(run.pausedMs),
+         "replicaWaitedMs": .integer(run.replicaWaitedMs), "lastThrottleReason": run.lastThrottleReason.map { .string($0) } ?? .null,
+         "updatedAt": .string(run.updatedAt)]
+    }
+
     var json: JSONResult {
         let state = status.state
         return [
@@ -173,6 +203,9 @@ struct StatusResult: CommandResult {
             "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
             "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
             "runner": status.lockHolder.map { .string($0.description) } ?? .null,
+            "backfillRun": status.backfillRun.map(Self.backfillRunJSON) ?? .null,
+            "backfillPaused": .bool(status.backfillControl?.isPaused ?? false),
+            "backfillRetune": status.backfillControl.map { $0.retuneText.isEmpty ? .null : .string($0.retuneText) } ?? .null,
             "lastRehearsal": status.lastRehearsal.map { ["id": .integer($0.id), "startedAt": .string($0.startedAt),
                                                          "verdict": $0.verdict.map(JSONResult.string) ?? .null,
                                                          "checksum": .string($0.checksum), "osUser": .string($0.osUser)] } ?? .null,
@@ -241,6 +274,7 @@ struct HistoryResult: CommandResult {
             line += "  by \(entry.osUser) as \(entry.databaseRole)"
             if let error = entry.error { line += "\n      \(error)" }
             if let rehearsal = entry.rehearsal { line += "\n      rehearsal: \(rehearsal)" }
+            if let run = BackfillRunReport.from(details: entry.details) { line += "\n      " + Self.paceText(run) }
             return line
         }.joined(separator: "\n")
     }
@@ -252,8 +286,18 @@ struct HistoryResult: CommandResult {
              "durationMs": entry.durationMilliseconds.map(JSONResult.integer) ?? .null,
              "error": entry.error.map(JSONResult.string) ?? .null, "checksum": entry.checksum.map(JSONResult.string) ?? .null,
              "epoch": entry.epoch.map(JSONResult.integer) ?? .null, "databaseRole": .string(entry.databaseRole),
-             "osUser": .string(entry.osUser), "rehearsal": entry.rehearsal.map(JSONResult.string) ?? .null]
+             "osUser": .string(entry.osUser), "rehearsal": entry.rehearsal.map(JSONResult.string) ?? .null,
+             "backfill": BackfillRunReport.from(details: entry.details).map(StatusResult.backfillRunJSON) ?? .null]
         })
+    }
+
+    /// `pace: 12 batches converted 2500 rows (1500 in this run) at 900 rows/s; …`.
+    static func paceText(_ run: BackfillRunReport) -> String {
+        let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
+        return "pace: \(run.batches) batches, \(run.convertedThisRun) rows converted in this run at \(run.rowsPerSecond) rows/s; last batch of \(run.batchSize) rows"
+            + (run.targetBatchMs > 0 ? " (target \(milliseconds(run.targetBatchMs)))" : " (fixed)")
+            + ", nice ratio \(ValueType.decimal(in: PlanLimits.niceRatio).format(run.niceRatio)); throttled \(milliseconds(run.throttledMs)), "
+            + "paused \(milliseconds(run.pausedMs)), waited for standbys \(milliseconds(run.replicaWaitedMs))"
     }
 }
 

@@ -1,0 +1,50 @@
+import Foundation
+
+/// A backfill run's progress and pace as it records them with every batch in its history
+/// row's `details.backfill`: what `phase status` shows of a backfill running in another
+/// terminal, and what `phase history` keeps of the pace a finished one kept.
+public struct BackfillRunReport: Sendable, Equatable, Decodable {
+    /// Rows converted, over every run.
+    public var converted: Int64
+    /// Rows converted before this run began.
+    public var convertedBefore: Int64
+    /// Rows converted plus rows still to convert when the run began (or its pass did).
+    public var total: Int64
+    /// Batches run.
+    public var batches: Int
+    /// Rows of the last batch.
+    public var batchSize: Int
+    /// The target batch time the size followed, in milliseconds (0: fixed batches).
+    public var targetBatchMs: Int64
+    /// The nice ratio the batches rested by.
+    public var niceRatio: Double
+    /// Rows this run converted per second so far.
+    public var rowsPerSecond: Int64
+    /// Time since the run began, in milliseconds, when the last batch started.
+    public var elapsedMs: Int64
+    /// Time the throttle held batches, in milliseconds.
+    public var throttledMs: Int64
+    /// Time an operator's pause held them, in milliseconds.
+    public var pausedMs: Int64
+    /// Time spent waiting for standbys, in milliseconds.
+    public var replicaWaitedMs: Int64
+    /// Why the throttle last held a batch.
+    public var lastThrottleReason: String?
+    /// When the last batch committed, as the server gave it.
+    public var updatedAt: String
+
+    /// Rows this run converted.
+    public var convertedThisRun: Int64 { converted - convertedBefore }
+
+    /// The seconds left at this run's rate, nil before it has one.
+    public var secondsLeft: Int64? {
+        guard rowsPerSecond > 0, total > converted else { return nil }
+        return (total - converted + rowsPerSecond - 1) / rowsPerSecond
+    }
+
+    /// The report in a history row's `details`, nil when it holds none.
+    public static func from(details: String) -> BackfillRunReport? {
+        struct Details: Decodable { var backfill: BackfillRunReport? }
+        return (try? JSONDecoder().decode(Details.self, from: Data(details.utf8)))?.backfill
+    }
+}

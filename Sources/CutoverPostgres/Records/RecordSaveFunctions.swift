@@ -49,7 +49,7 @@ struct RecordSaveFunctions: Sendable {
         }
     }
 
-    /// The call of `save_record_<plan>` (``PostgresRecordStore/saveSQL``'s parameters without
+    /// The call of `save_record_<plan>` (``RecordSaveSender/saveSQL``'s parameters without
     /// the plan), or nil to call `cutover.save_record`.
     var ownSQL: String?
     var legacy: PathFunction?

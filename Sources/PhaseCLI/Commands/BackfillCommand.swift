@@ -149,7 +149,7 @@ struct BackfillCommand: PhaseCommand {
                                            maximumReplicaLag: lag, osUser: osUser, on: runner.connection)
             }
             let holder = try RunnerLock.holder(plan: plan, on: runner.connection)
-            return BackfillControlResult(action: isPause ? "pause" : isResume ? "resume" : "retune", plan: plan, control: control,
+            return BackfillControlResult(action: isPause ? .pause : isResume ? .resume : .retune, plan: plan, control: control,
                                          runner: holder.map(\.description))
         }
         context.console.printResult(result, format: context.format)

@@ -171,16 +171,21 @@ struct StatusResult: CommandResult {
 
     /// `backfill running: 1000 of 2500 rows converted (1000 in this run), 800 rows/s, ETA 2s; …`.
     static func backfillRunLine(_ run: BackfillRunReport, isRunning: Bool) -> String {
-        let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
         var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted) of \(run.total) rows converted"
             + " (\(run.convertedThisRun) in this run), \(run.rowsPerSecond) rows/s"
         if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
-        line += "; batches of \(run.batchSize) rows"
+        return line + "; " + pace(run, withThrottleReason: true) + "; last batch at \(run.updatedAt)"
+    }
+
+    /// `batches of 1000 rows (target 250ms), nice ratio 0.25; throttled 0s, paused 0s, waited for standbys 0s`.
+    static func pace(_ run: BackfillRunReport, withThrottleReason: Bool) -> String {
+        let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
+        return "batches of \(run.batchSize) rows"
             + (run.targetBatchMs > 0 ? " (target \(milliseconds(run.targetBatchMs)))" : " (fixed)")
             + ", nice ratio \(ValueType.decimal(in: PlanLimits.niceRatio).format(run.niceRatio))"
-            + "; throttled \(milliseconds(run.throttledMs))" + (run.lastThrottleReason.map { " (last: \($0))" } ?? "")
-            + ", paused \(milliseconds(run.pausedMs)), waited for standbys \(milliseconds(run.replicaWaitedMs)); last batch at \(run.updatedAt)"
-        return line
+            + "; throttled \(milliseconds(run.throttledMs))"
+            + (withThrottleReason ? run.lastThrottleReason.map { " (last: \($0))" } ?? "" : "")
+            + ", paused \(milliseconds(run.pausedMs)), waited for standbys \(milliseconds(run.replicaWaitedMs))"
     }
 
     static func backfillRunJSON(_ run: BackfillRunReport) -> JSONResult {
@@ -291,13 +296,10 @@ struct HistoryResult: CommandResult {
         })
     }
 
-    /// `pace: 12 batches converted 2500 rows (1500 in this run) at 900 rows/s; …`.
+    /// `pace: 12 batches, 1500 rows converted in this run at 900 rows/s; batches of … rows …`.
     static func paceText(_ run: BackfillRunReport) -> String {
-        let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
-        return "pace: \(run.batches) batches, \(run.convertedThisRun) rows converted in this run at \(run.rowsPerSecond) rows/s; last batch of \(run.batchSize) rows"
-            + (run.targetBatchMs > 0 ? " (target \(milliseconds(run.targetBatchMs)))" : " (fixed)")
-            + ", nice ratio \(ValueType.decimal(in: PlanLimits.niceRatio).format(run.niceRatio)); throttled \(milliseconds(run.throttledMs)), "
-            + "paused \(milliseconds(run.pausedMs)), waited for standbys \(milliseconds(run.replicaWaitedMs))"
+        "pace: \(run.batches) batches, \(run.convertedThisRun) rows converted in this run at \(run.rowsPerSecond) rows/s; "
+            + StatusResult.pace(run, withThrottleReason: false)
     }
 }
 

@@ -150,7 +150,7 @@ struct BackfillScenario {
             try connection.execute(unsafeSQL: "VACUUM ANALYZE drafts")
             try connection.execute(unsafeSQL: "CHECKPOINT")
             try connection.query("""
-                UPDATE cutover.migration_state SET backfill_cursor = NULL, backfill_converted = 0 WHERE plan = 'drafts'
+                UPDATE cutover.migration_state SET backfill_cursor = NULL, backfill_converted = 0, backfill_initial_remaining = NULL WHERE plan = 'drafts'
                 """)
         }
         let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)

@@ -3,6 +3,7 @@ import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
+import Synchronization
 import Testing
 
 /// The built-in drafts plan's batch statement, run by `BackfillEngine` against real tables.
@@ -151,4 +152,73 @@ struct BackfillEngineTests {
         #expect(unpaused.converted == 20 && unpaused.paused == .zero)
         await eager.close()
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func rowsTheApplicationConvertsAreCountedApartFromTheBackfillsAndNoneIsConvertedTwice() async throws {
+        let db = try await Self.expandedTable("backfill_engine_by_application", rows: 60)
+        let engine = try Self.engine(batchSize: 10)
+        // A first run stopped after two batches: rows 1 to 20.
+        let stop = StopFlag()
+        let first = try await onThread { () -> String in
+            do {
+                try engine.run(on: db.database.connect(), isStopRequested: { stop.isRaised },
+                               progress: { if $0.batches == 2 { stop.raise() } })
+                return "finished"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(first == BackfillError.stopped(converted: 20).description)
+        // The old application edits rows 41 to 50 (the expand trigger converts them), the new one
+        // writes row 55's document, and a row inserted now was never among those to convert.
+        let written = #"{"body": "new", "tags": [], "title": "Modern 55", "version": 2}"#
+        try await db.sql { connection in
+            try connection.query("UPDATE drafts SET title = title || ' (edited)', revision = revision + 1 WHERE id BETWEEN 'draft-41' AND 'draft-50'")
+            try connection.query("UPDATE drafts SET document = \(written)::jsonb, revision = revision + 1 WHERE id = 'draft-55'")
+            try connection.query("INSERT INTO drafts (id, title, revision) VALUES ('draft-61', 'Legacy 61', 1)")
+        }
+        let between = try await db.sql { connection in
+            let state = try #require(try MigrationState.load(plan: "drafts", on: connection))
+            return (state, try engine.remaining(on: connection))
+        }
+        #expect(between.0.backfillInitialRemaining == 60 && between.0.backfillConverted == 20 && between.1 == 29)
+        #expect(between.0.convertedByApplication(remaining: between.1) == 11)
+
+        // The second run: after its first batch (rows 21 to 30) the old application edits rows 58 to 60.
+        let reports = ProgressLog()
+        let second = try await onThread {
+            let editor = try db.database.connect()
+            return try engine.run(on: db.database.connect(), progress: { progress in
+                reports.append(progress)
+                if progress.batches == 1 {
+                    try? editor.query("UPDATE drafts SET title = title || ' (edited)' WHERE id BETWEEN 'draft-58' AND 'draft-60'")
+                }
+            })
+        }
+        let start = try #require(reports.all.first)
+        #expect(start.convertedBefore == 20 && start.total == 49 && start.convertedByApplication == 11)
+        #expect(second.converted == 46 && second.total == 46 && second.convertedByApplication == 14, "\(second)")
+        #expect(second.converted + second.convertedByApplication == 60)
+        let documents = try await storedDocuments(db)
+        #expect(documents.count == 61)
+        #expect(documents["draft-55"] == written, "the backfill leaves a row the application converted as it was")
+        #expect(documents["draft-45"] == #"{"body": "", "tags": [], "title": "Legacy 45 (edited)", "version": 2}"#)
+        #expect(documents["draft-59"] == #"{"body": "", "tags": [], "title": "Legacy 59 (edited)", "version": 2}"#)
+        #expect(try await state(db).converted == 46)
+        await db.close()
+    }
+}
+
+/// A stop the test raises from the engine's progress callback.
+private final class StopFlag: Sendable {
+    private let raised = Mutex(false)
+    var isRaised: Bool { raised.withLock { $0 } }
+    func raise() { raised.withLock { $0 = true } }
+}
+
+/// Every progress the engine reported, in order.
+private final class ProgressLog: Sendable {
+    private let reports = Mutex<[BackfillEngine.Progress]>([])
+    var all: [BackfillEngine.Progress] { reports.withLock { $0 } }
+    func append(_ progress: BackfillEngine.Progress) { reports.withLock { $0.append(progress) } }
 }

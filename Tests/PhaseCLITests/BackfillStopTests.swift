@@ -8,20 +8,21 @@ import Testing
 /// finishes from its cursor and counts this run's rows apart; a run with nothing left says so.
 @Suite("phase backfill stopped and run again", .timeLimit(.minutes(3)))
 struct BackfillStopTests {
-    @Test(arguments: [SIGINT, SIGTERM])
-    func aStoppedBackfillSaysWhereItStoppedAndTheNextRunsFinishFromThere(signal: Int32) async throws {
-        let db = try await WorkflowDatabase.make("backfill_stop_\(signal)", rows: 400)
+    /// Takes `db` through expand and the switch, then runs `phase backfill` in fixed batches of
+    /// 10 rows a tenth of a second apart and sends it `signal` once it has converted at least
+    /// `rows`; returns the stopped run and the rows its cursor has passed.
+    static func backfillStopped(_ db: WorkflowDatabase, by signal: Int32, afterConverting rows: Int64) async throws
+        -> (run: PhaseBinary.Run, converted: Int64) {
         for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
             let run = try await db.phase(step)
             #expect(run.status == 0, "\(step): \(run.diagnostics)")
         }
-        // Fixed batches of 10 rows, a tenth of a second apart: 40 batches, four seconds or more.
         let started = try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "100ms"], databaseURL: db.url)
         _ = try await db.sql { connection -> Int64 in
             while true {
                 let converted = try connection.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'")[0]
                     .decode(Int64.self, "backfill_converted")
-                if converted >= 30 { return converted }
+                if converted >= rows { return converted }
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
@@ -29,6 +30,13 @@ struct BackfillStopTests {
         let stopped = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
         #expect(stopped.status == 128 + signal, "\(stopped.diagnostics)")
         let converted = try #require(try await db.value(Int64.self, "SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts'"))
+        return (stopped, converted)
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aStoppedBackfillSaysWhereItStoppedAndTheNextRunsFinishFromThere(signal: Int32) async throws {
+        let db = try await WorkflowDatabase.make("backfill_stop_\(signal)", rows: 400)
+        let (stopped, converted) = try await Self.backfillStopped(db, by: signal, afterConverting: 30)
         #expect(converted >= 30 && converted < 400)
         let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
         #expect(stopped.diagnostics.split(separator: "\n").last.map(String.init)
@@ -47,6 +55,41 @@ struct BackfillStopTests {
         #expect(again.diagnostics.contains("backfill: 400/400 done before this run; this run found nothing left to do"), "\(again.diagnostics)")
         let done = try await db.phase("status")
         #expect(done.output.contains("backfill: 400 of 400 rows converted, none left to convert"), "\(done.output)")
+    }
+
+    @Test func rowsTheOldApplicationConvertsAreCountedApartInStatusAndInTheBackfillsLines() async throws {
+        let db = try await WorkflowDatabase.make("backfill_by_application", rows: 100)
+        let (stopped, converted) = try await Self.backfillStopped(db, by: SIGINT, afterConverting: 20)
+        #expect(stopped.status == 130, "\(stopped.diagnostics)")
+        // The old application's plain SQL edits ten rows the backfill has not reached (the expand
+        // trigger converts them) and inserts one, which was never among the rows to convert.
+        let edited = try #require(try await db.value(Int64.self, """
+            WITH edited AS (
+                UPDATE drafts SET title = title || ' (edited)', revision = revision + 1
+                 WHERE id IN (SELECT id FROM drafts WHERE document IS NULL ORDER BY id DESC LIMIT 10)
+                RETURNING 1)
+            SELECT count(*) FROM edited
+            """))
+        #expect(edited == 10)
+        _ = try await db.sql { try $0.query("INSERT INTO drafts (id, title, revision) VALUES ('added-later', 'Added', 1)") }
+        let status = try await db.phase("status")
+        #expect(status.output.contains("backfill: \(converted) of 90 rows converted, \(90 - converted) still to convert; "
+                                       + "10 more converted by the application's own writes since it began"), "\(status.output)")
+        let json = try await db.phase("--format", "json", "status")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let backfill = try #require(object["backfill"] as? [String: Any])
+        #expect(backfill["convertedByApplication"] as? Int == 10 && backfill["total"] as? Int == 90, "\(json.output)")
+
+        let resumed = try await db.phase("backfill")
+        #expect(resumed.status == 0, "\(resumed.diagnostics)")
+        #expect(resumed.diagnostics.contains("backfill: 90/90 done (\(90 - converted) in this run) in "), "\(resumed.diagnostics)")
+        #expect(resumed.diagnostics.contains("backfill: 10 more rows converted by the application's own writes since the backfill began"),
+                "\(resumed.diagnostics)")
+        let done = try await db.phase("status")
+        #expect(done.output.contains("backfill: 90 of 90 rows converted, none left to convert; 10 more converted by the application's own writes since it began"),
+                "\(done.output)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document ->> 'title' LIKE '% (edited)'") == 10)
     }
 
     @Test func beforeExpandStatusSaysTheBackfillWaitsForExpand() async throws {

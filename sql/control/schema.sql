@@ -1,4 +1,4 @@
--- Cutover's control schema, version 11.
+-- Cutover's control schema, version 12.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -30,7 +30,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- verdict and its report, for `phase rehearse`, the gate of expand and contract, and the removal
 -- of a scratch database whose rehearsal was killed; 11 takes an operator's pause, resume and
 -- retune of a running backfill (cutover.backfill_control), which the backfill reads before every
--- batch.
+-- batch; 12 records the rows a plan's backfill had to convert when it began
+-- (migration_state.backfill_initial_remaining), so that the rows the application's own writes
+-- converted meanwhile are counted apart from the backfill's.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -163,6 +165,13 @@ CREATE TABLE IF NOT EXISTS cutover.migration_state (
     backfill_converted bigint NOT NULL DEFAULT 0,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- Rows the backfill had to convert when its first run began (the rows converted before it plus
+-- those left), NULL until then and again at baseline (version 12). What that number loses
+-- beyond the backfill's own conversions and the rows still to convert, the application's writes
+-- converted (or deleted).
+ALTER TABLE cutover.migration_state ADD COLUMN IF NOT EXISTS backfill_initial_remaining bigint
+    CHECK (backfill_initial_remaining >= 0);
 
 -- Every step attempted, in every direction and with every outcome. A row left 'running' by
 -- a runner that died is an interrupted step; the next run says so and finishes or undoes it.

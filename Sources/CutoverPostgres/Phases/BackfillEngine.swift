@@ -70,7 +70,8 @@ public struct BackfillEngine: Sendable {
         public var converted: Int64
         /// Rows converted by earlier runs, before this one began.
         public var convertedBefore: Int64 = 0
-        /// Rows converted plus rows still to convert when this run started.
+        /// Rows converted plus rows still to convert: when this run started, and again at the
+        /// end of every pass, which finds out what the application's own writes converted.
         public var total: Int64
         /// Batches run in this run.
         public var batches: Int
@@ -106,6 +107,10 @@ public struct BackfillEngine: Sendable {
         public var niceRatio: Double = 0
         /// The target batch time the size follows now (zero: fixed).
         public var targetBatchTime: Duration = .zero
+
+        /// Rows the application's own writes converted (or deleted) since the backfill began,
+        /// as of the start of this run or the end of its last pass: never in ``converted``.
+        public var convertedByApplication: Int64 = 0
 
         /// Rows this run converted.
         public var convertedThisRun: Int64 { converted - convertedBefore }
@@ -149,14 +154,22 @@ public struct BackfillEngine: Sendable {
     public func run(on connection: PostgresConnection, isStopRequested: @Sendable () -> Bool = { false },
                     progress: (Progress) -> Void = { _ in }, log: @escaping (String) -> Void = { _ in },
                     attempt: Int64? = nil) throws -> Progress {
-        let state = try connection.query("""
-            SELECT backfill_cursor, backfill_converted FROM cutover.migration_state WHERE plan = \(plan)
-            """)
-        guard let row = state.first else { throw BackfillError.noState(plan) }
-        var cursor = try row.decode(String?.self, "backfill_cursor")
-        var current = Progress(converted: try row.decode(Int64.self, "backfill_converted"), total: 0, batches: 0, pass: 1)
+        guard var state = try MigrationState.load(plan: plan, on: connection) else { throw BackfillError.noState(plan) }
+        var cursor = state.backfillCursor
+        var current = Progress(converted: state.backfillConverted, total: 0, batches: 0, pass: 1)
         current.convertedBefore = current.converted
-        current.total = current.converted + (try remaining(on: connection))
+        let left = try remaining(on: connection)
+        if state.backfillInitialRemaining == nil {
+            // The backfill begins: what it has to convert, from which the application's own
+            // conversions are told apart later.
+            state.backfillInitialRemaining = current.converted + left
+            try connection.query("""
+                UPDATE cutover.migration_state SET backfill_initial_remaining = \(current.converted + left)
+                 WHERE plan = \(plan) AND backfill_initial_remaining IS NULL
+                """)
+        }
+        current.total = current.converted + left
+        current.convertedByApplication = state.convertedByApplication(remaining: left)
         var sizer = BatchSizer(initial: options.batchSize, target: options.throttle.targetBatchTime)
         current.batchSize = sizer.size
         current.niceRatio = options.niceRatio
@@ -217,13 +230,18 @@ public struct BackfillEngine: Sendable {
             current.batches += 1
             current.converted += batch.converted
             cursor = batch.lastKey
-            progress(current)
             if cursor == nil {
+                // The end of a pass: what is left now tells what the application converted meanwhile.
                 let left = try remaining(on: connection)
+                state.backfillConverted = current.converted
+                current.convertedByApplication = state.convertedByApplication(remaining: left)
+                current.total = current.converted + left
+                progress(current)
                 if left == 0 { return current }
                 guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(left) }
                 current.pass += 1
-                current.total = max(current.total, current.converted + left)
+            } else {
+                progress(current)
             }
             if pause > .zero {
                 Thread.sleep(forTimeInterval: pause / .seconds(1))
@@ -298,7 +316,8 @@ public struct BackfillEngine: Sendable {
                     UPDATE cutover.phase_history
                        SET details = details || jsonb_build_object('backfill', jsonb_build_object(
                                'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
-                               'total', \(progress.total), 'batches', \(Int64(progress.batches)), 'batchSize', \(Int64(size)),
+                               'total', \(progress.total), 'convertedByApplication', \(progress.convertedByApplication),
+                               'batches', \(Int64(progress.batches)), 'batchSize', \(Int64(size)),
                                'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
                                'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),
                                'pausedMs', \(milliseconds(progress.pausedByOperator)), 'replicaWaitedMs', \(milliseconds(progress.replicaWaited)),

@@ -8,8 +8,11 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
     public var converted: Int64
     /// Rows converted before this run began.
     public var convertedBefore: Int64
-    /// Rows converted plus rows still to convert when the run began (or its pass did).
+    /// Rows converted plus rows still to convert when the run began (or its last pass ended).
     public var total: Int64
+    /// Rows the application's own writes converted since the backfill began, as of the same
+    /// moment; nil in a report written before Cutover counted them.
+    public var convertedByApplication: Int64?
     /// Batches run.
     public var batches: Int
     /// Rows of the last batch.

@@ -18,11 +18,26 @@ public struct MigrationState: Sendable, Equatable {
     public var backfillCursor: String?
     /// Rows converted by backfill so far.
     public var backfillConverted: Int64
+    /// Rows the backfill had to convert when its first run began (those converted before it
+    /// plus those left), nil before it began.
+    public var backfillInitialRemaining: Int64? = nil
+
+    /// Rows that the application's own writes converted (or deleted) since the backfill began,
+    /// when `remaining` rows are still to convert: what the backfill had to convert then, less
+    /// what it converted and what is left. Zero before the backfill began.
+    ///
+    /// A legacy writer's update is mirrored by the expand trigger and a modern writer writes both
+    /// representations, so either converts the row before the backfill reaches it; a row
+    /// inserted since then was never among those to convert.
+    public func convertedByApplication(remaining: Int64) -> Int64 {
+        guard let initial = backfillInitialRemaining else { return 0 }
+        return max(0, initial - backfillConverted - remaining)
+    }
 
     /// The state of `plan`, or nil when `phase init` has not created it.
     public static func load(plan: String, on connection: PostgresConnection) throws -> MigrationState? {
         let rows = try connection.query("""
-            SELECT phase, writer_path, epoch, writer_switched_at, backfill_cursor, backfill_converted
+            SELECT phase, writer_path, epoch, writer_switched_at, backfill_cursor, backfill_converted, backfill_initial_remaining
               FROM cutover.migration_state WHERE plan = \(plan)
             """)
         guard let row = rows.first else { return nil }
@@ -35,7 +50,8 @@ public struct MigrationState: Sendable, Equatable {
         return MigrationState(plan: plan, phase: phase, writerPath: path, epoch: try row.decode(Int64.self, "epoch"),
                               writerSwitchedAt: try row.decode(Date?.self, "writer_switched_at"),
                               backfillCursor: try row.decode(String?.self, "backfill_cursor"),
-                              backfillConverted: try row.decode(Int64.self, "backfill_converted"))
+                              backfillConverted: try row.decode(Int64.self, "backfill_converted"),
+                              backfillInitialRemaining: try row.decode(Int64?.self, "backfill_initial_remaining"))
     }
 
     /// Creates the state row of `plan` at baseline if it has none; true when it was created.
@@ -67,7 +83,9 @@ public struct MigrationState: Sendable, Equatable {
                    writer_switched_at = CASE WHEN writer_path <> \(path) THEN now() ELSE writer_switched_at END,
                    writer_path = \(path),
                    backfill_cursor = CASE WHEN \(target.rawValue) = 'baseline' THEN NULL ELSE backfill_cursor END,
-                   backfill_converted = CASE WHEN \(target.rawValue) = 'baseline' THEN 0 ELSE backfill_converted END
+                   backfill_converted = CASE WHEN \(target.rawValue) = 'baseline' THEN 0 ELSE backfill_converted END,
+                   backfill_initial_remaining = CASE WHEN \(target.rawValue) = 'baseline' THEN NULL
+                                                     ELSE backfill_initial_remaining END
              WHERE plan = \(plan) AND phase = \(phase.rawValue) AND epoch = \(epoch)
             RETURNING epoch
             """)

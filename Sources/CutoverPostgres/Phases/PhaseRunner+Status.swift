@@ -45,8 +45,9 @@ public struct PhaseStatus: Sendable {
     public var nextStep: PhaseStep?
     /// The next step's checks, run now.
     public var nextChecks: [CheckOutcome]
-    /// Rows converted by backfill, and converted plus remaining.
-    public var backfill: (done: Int64, total: Int64)
+    /// Rows converted by backfill; those plus the rows still to convert; and the rows the
+    /// application's own writes converted since the backfill began.
+    public var backfill: (done: Int64, total: Int64, byApplication: Int64)
     /// Attempts left running: by the runner at work now, or interrupted.
     public var unfinished: [PhaseHistoryEntry]
     /// The runner at work now, if any.
@@ -85,7 +86,8 @@ extension PhaseRunner {
             return PhaseStatus.Step(step: step, state: PhaseMachine.hasHappened(step, by: state.phase) ? .done : .pending)
         }
         return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
-                           nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining),
+                           nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining,
+                                                                 state.convertedByApplication(remaining: remaining)),
                            unfinished: unfinished, lockHolder: holder, halfDone: halfDone,
                            lastRehearsal: try RehearsalRegistry.latest(plan: plan.name, on: connection),
                            backfillRun: unfinished.last { $0.step == PhaseStep.backfill.name }.flatMap { BackfillRunReport.from(details: $0.details) },

@@ -117,6 +117,9 @@ struct BackfillCommand: PhaseCommand {
             })
         }
         reporter.finish()
+        if let byApplication = latest.progress.withLock({ $0?.convertedByApplication }), byApplication > 0, !context.isQuiet {
+            context.console.printDiagnostic("backfill: \(byApplication) more rows converted by the application's own writes since the backfill began")
+        }
         context.console.printResult(result, format: context.format)
         return .done
     }

@@ -133,8 +133,10 @@ struct StatusResult: CommandResult {
             out.append("backfill: \(status.backfill.done) rows converted; the legacy representation is gone")
         default:
             let left = status.backfill.total - status.backfill.done
+            let byApplication = status.backfill.byApplication
             out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted"
-                       + (left > 0 ? ", \(left) still to convert" : ", none left to convert"))
+                       + (left > 0 ? ", \(left) still to convert" : ", none left to convert")
+                       + (byApplication > 0 ? "; \(byApplication) more converted by the application's own writes since it began" : ""))
         }
         if let rehearsal = status.lastRehearsal {
             out.append("last rehearsal: \(rehearsal.id), started \(rehearsal.startedAt) by \(rehearsal.osUser), "
@@ -172,7 +174,9 @@ struct StatusResult: CommandResult {
     /// `backfill running: 1000 of 2500 rows converted (1000 in this run), 800 rows/s, ETA 2s; …`.
     static func backfillRunLine(_ run: BackfillRunReport, isRunning: Bool) -> String {
         var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted) of \(run.total) rows converted"
-            + " (\(run.convertedThisRun) in this run), \(run.rowsPerSecond) rows/s"
+            + " (\(run.convertedThisRun) in this run"
+            + ((run.convertedByApplication ?? 0) > 0 ? ", \(run.convertedByApplication ?? 0) more by the application's writes" : "")
+            + "), \(run.rowsPerSecond) rows/s"
         if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
         return line + "; " + pace(run, withThrottleReason: true) + "; last batch at \(run.updatedAt)"
     }
@@ -190,6 +194,7 @@ struct StatusResult: CommandResult {
 
     static func backfillRunJSON(_ run: BackfillRunReport) -> JSONResult {
         ["converted": .integer(run.converted), "convertedThisRun": .integer(run.convertedThisRun), "total": .integer(run.total),
+         "convertedByApplication": run.convertedByApplication.map { .integer($0) } ?? .null,
          "rowsPerSecond": .integer(run.rowsPerSecond), "secondsLeft": run.secondsLeft.map { .integer($0) } ?? .null,
          "batches": .integer(Int64(run.batches)), "batchSize": .integer(Int64(run.batchSize)), "targetBatchMs": .integer(run.targetBatchMs),
          "niceRatio": .number(run.niceRatio), "throttledMs": .integer(run.throttledMs), "pausedMs": .integer(run.pausedMs),
@@ -205,7 +210,8 @@ struct StatusResult: CommandResult {
             "steps": .array(status.steps.map { ["name": .string($0.name), "state": .string($0.state.rawValue)] }),
             "nextStep": status.nextStep.map { .string($0.name) } ?? .null,
             "nextChecks": .array(status.nextChecks.map(checkJSON)),
-            "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total)],
+            "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total),
+                         "convertedByApplication": .integer(status.backfill.byApplication)],
             "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
             "runner": status.lockHolder.map { .string($0.description) } ?? .null,
             "backfillRun": status.backfillRun.map(Self.backfillRunJSON) ?? .null,

@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(name: "phase", dependencies: ["PhaseCLI"]),
         // The benchmark: saves, backfill and fleet switch, each beside its pgbench baseline.
         // A development executable for docs/BENCHMARKS.md, not an operator's tool.
-        .executableTarget(name: "CutoverBench", dependencies: ["CommandLineKit", "Cutover", "CutoverPostgres", "PostgresClient",
+        .executableTarget(name: "CutoverBench", dependencies: ["CommandLineKit", "Cutover", "CutoverPostgres", "PhaseCLI", "PostgresClient",
                                                                "EphemeralPostgres"]),
         // Shared by the test targets: the PostgreSQL test database harness (an ephemeral
         // cluster, PgBouncer, pg_auto_failover) and the contract suite every DraftWriting must pass.

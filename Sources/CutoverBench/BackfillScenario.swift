@@ -84,7 +84,9 @@ struct BackfillScenario {
         log.step("backfill, \(Format.number(Double(options.lengths.smallBackfillRows))) rows: peak memory \(Format.number(Double(smallRun.peakMemory ?? 0) / 1024)) MiB")
 
         let pace = engineOptions(for: try draftsBackfill().step)
-        let settings = "durable commits; batches of \(pace.batchSize), nice ratio \(pace.niceRatio); "
+        let batches = pace.throttle.targetBatchTime > .zero
+            ? "batches sized to take \(Int(pace.throttle.targetBatchTime.milliseconds)) ms (first \(pace.batchSize) rows)" : "batches of \(pace.batchSize) rows"
+        let settings = "durable commits; \(batches), nice ratio \(pace.niceRatio), \(pace.workers) worker\(pace.workers == 1 ? "" : "s"); "
             + "\(Self.saveClients) clients each saving every \(Self.savePace.milliseconds) ms on average, at random moments, "
             + "during every run; fresh table each run"
         var duringOurs = Latencies()
@@ -173,8 +175,7 @@ struct BackfillScenario {
     /// Runs the plan's backfill with `BackfillEngine` while `load` saves, and measures it.
     private func backfillWithEngine(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
         let (source, step) = try draftsBackfill()
-        let engine = BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
-                                    remainingSQL: source.text(step.remaining.path), options: engineOptions(for: step))
+        let engine = try BackfillEngine(source, backfill: step, options: engineOptions(for: step))
         let configuration = database.configuration
         PeakMemory.reset()
         return try await measureBackfill(database, load: &load) {
@@ -195,9 +196,9 @@ struct BackfillScenario {
 
     /// The plan step's pace, or the one the command line asks for instead.
     private func engineOptions(for step: PlanBackfill) -> BackfillEngine.Options {
-        var pace = BackfillEngine.Options(plan: step)
-        if let batchSize = options.backfillBatchSize { pace.batchSize = batchSize }
-        if let niceRatio = options.backfillNiceRatio { pace.niceRatio = niceRatio }
+        var pace = BackfillEngine.Options(plan: step).overriding(
+            batchSize: options.backfillBatchSize, targetBatchTime: options.backfillTargetBatchTime, niceRatio: options.backfillNiceRatio)
+        pace.workers = options.backfillWorkers
         return pace
     }
 

@@ -1,5 +1,6 @@
 import CommandLineKit
 import Foundation
+import PhaseCLI
 import PostgresClient
 
 /// What one run of the benchmark does: which scenarios, how long, against which server.
@@ -11,6 +12,7 @@ struct BenchOptions: Sendable {
         case saves
         case backfill
         case fleet
+        case legacyWrites = "legacy-writes"
     }
 
     /// Where the save scenarios' client tasks run.
@@ -38,11 +40,14 @@ struct BenchOptions: Sendable {
         var backfillRounds: Int
         /// Fleet switches observed.
         var switches: Int
+        /// Rows of each plan's table, and rounds, of the old application's writes before and after expand.
+        var legacyWriteRows: Int
+        var legacyWriteRounds: Int
 
         static let full = Lengths(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
-                                 backfillRounds: 2, switches: 200)
+                                 backfillRounds: 2, switches: 200, legacyWriteRows: 100_000, legacyWriteRounds: 3)
         static let quick = Lengths(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
-                                  backfillRounds: 1, switches: 50)
+                                  backfillRounds: 1, switches: 50, legacyWriteRows: 20_000, legacyWriteRounds: 1)
     }
 
     // MARK: The command line
@@ -66,12 +71,20 @@ struct BenchOptions: Sendable {
         "small-backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
         help: "The second size, for peak memory; \(Lengths.full.smallBackfillRows), or \(Lengths.quick.smallBackfillRows) with --quick, when omitted.")
     static let backfillBatchSize = Option("backfill-batch-size", type: .integer(atLeast: 1), valueName: "n",
-                                          help: "Rows per backfill batch instead of the plan's (1000).")
+                                          help: "Rows of every backfill batch, fixed, instead of batches sized to the target batch time.")
+    static let backfillTargetBatchTime = Option(
+        "backfill-target-batch-time", type: .duration(in: .milliseconds(1) ... .seconds(60)), valueName: "duration",
+        help: "The time each backfill batch's size aims at, instead of the plan's (250ms).")
+    static let backfillWorkers = Option("backfill-workers", type: .integer(in: 1...64), default: 1, valueName: "n",
+                                        help: "Backfill workers converting at once, each over its own key range.")
     static let backfillNiceRatio = Option(
         "backfill-nice-ratio", type: .decimal(in: 0...100), valueName: "ratio",
         help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0.25).")
     static let switches = Option("switches", type: .integer(atLeast: 1), valueName: "n",
                                  help: "Fleet switches to observe; \(Lengths.full.switches), or \(Lengths.quick.switches) with --quick, when omitted.")
+    static let legacyWriteRows = Option(
+        "legacy-write-rows", type: .integer(atLeast: 100), valueName: "n",
+        help: "Rows of each plan's table for the old application's writes; \(Lengths.full.legacyWriteRows), or \(Lengths.quick.legacyWriteRows) with --quick, when omitted.")
     static let json = Option("json", type: .string, valueName: "path", help: "Also write the JSON report to this file.")
     static let scripts = Option("scripts", type: .string, valueName: "dir",
                                 help: "The pgbench scripts; the repository's Benchmarks/ when omitted.")
@@ -88,10 +101,10 @@ struct BenchOptions: Sendable {
     /// The benchmark's command line, for parsing and help.
     static let spec = CommandSpec(
         "cutover-bench",
-        abstract: "Benchmarks Cutover's save, backfill and fleet switch beside pgbench baselines.",
+        abstract: "Benchmarks Cutover's save, backfill, fleet switch and the old application's writes during a migration beside pgbench baselines.",
         discussion: "Starts an ephemeral PostgreSQL cluster (fsync on) unless --database-url is given, warms up, runs every scenario and its baseline in alternation, and prints a table and JSON.",
         parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, backfillBatchSize,
-                     backfillNiceRatio, switches, json, scripts, pgbench, clientExecutor, statements])
+                     backfillTargetBatchTime, backfillNiceRatio, backfillWorkers, switches, legacyWriteRows, json, scripts, pgbench, clientExecutor, statements])
 
     // MARK: The values
 
@@ -106,7 +119,9 @@ struct BenchOptions: Sendable {
     var lengths: Lengths
     /// The engine's pace instead of the plan's, to measure another one.
     var backfillBatchSize: Int?
+    var backfillTargetBatchTime: Duration?
     var backfillNiceRatio: Double?
+    var backfillWorkers: Int
     /// Listeners in the fleet.
     var listeners = 16
     /// Where to write the JSON report as well as printing it.
@@ -134,8 +149,11 @@ struct BenchOptions: Sendable {
         if let rows = parsed[Self.backfillRows] { lengths.backfillRows = rows }
         if let rows = parsed[Self.smallBackfillRows] { lengths.smallBackfillRows = rows }
         if let switches = parsed[Self.switches] { lengths.switches = switches }
+        if let rows = parsed[Self.legacyWriteRows] { lengths.legacyWriteRows = rows }
         backfillBatchSize = parsed[Self.backfillBatchSize]
         backfillNiceRatio = parsed[Self.backfillNiceRatio]
+        backfillTargetBatchTime = parsed[Self.backfillTargetBatchTime]
+        backfillWorkers = parsed[Self.backfillWorkers]
         jsonPath = parsed[Self.json]
         scriptsDirectory = parsed[Self.scripts] ?? Self.defaultScriptsDirectory
         pgbenchPath = parsed[Self.pgbench]

@@ -56,6 +56,8 @@ enum BenchProgram {
                 results += try await BackfillScenario(server: server, pgbench: pgbench, options: options, log: log).run()
             case .fleet:
                 results += try await FleetSwitchScenario(server: server, options: options, log: log).run()
+            case .legacyWrites:
+                results += try await LegacyWritesScenario(server: server, pgbench: pgbench, options: options, log: log).run()
             }
         }
         return BenchReport(mode: options.isQuick ? "quick" : "full", startedAt: startedAt,

@@ -29,8 +29,7 @@ struct BackfillEngineTests {
                        throttle: PlanBackfillThrottle = PlanBackfillThrottle(targetBatchTime: .zero)) throws -> BackfillEngine {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
-        return BackfillEngine(plan: source.plan.name, batchSQL: source.text(step.batch.path),
-                              remainingSQL: source.text(step.remaining.path),
+        return try BackfillEngine(source, backfill: step,
                               options: .init(batchSize: batchSize, niceRatio: niceRatio, lockTimeout: lockTimeout,
                                              maximumPasses: maximumPasses, throttle: throttle))
     }

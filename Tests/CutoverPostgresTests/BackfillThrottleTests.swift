@@ -203,8 +203,7 @@ struct BackfillControlTests {
         // Fixed batches of 10 rows, 50 ms apart: 40 batches.
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
-        let engine = BackfillEngine(plan: "drafts", batchSQL: source.text(step.batch.path), remainingSQL: source.text(step.remaining.path),
-                                    options: .init(batchSize: 10, batchDelay: .milliseconds(50), niceRatio: 0.5))
+        let engine = try BackfillEngine(source, backfill: step, options: .init(batchSize: 10, batchDelay: .milliseconds(50), niceRatio: 0.5))
         let observed = Observed()
         let backfill = Task {
             try await onThread {

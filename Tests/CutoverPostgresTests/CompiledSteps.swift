@@ -28,7 +28,7 @@ struct CompiledSteps {
         var cursor: String?
         repeat {
             cursor = try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.batch.path] ?? "",
-                                                        binds: [cursor.postgresBind, batchSize.postgresBind]))[0]
+                                                        binds: [cursor.postgresBind, batchSize.postgresBind, String?.none.postgresBind]))[0]
                 .decode(String?.self, "last_key")
         } while cursor != nil
         return try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)

@@ -26,7 +26,7 @@ struct DeclarativeRaceTests {
         let backfill = try #require(compiled.plan.step(.backfill)?.backfill)
         let batchSQL = compiled.fileTexts[backfill.batch.path] ?? ""
         let batch = { @Sendable (connection: PostgresConnection) throws -> Int64 in
-            try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: [String?.none.postgresBind, Int32(10).postgresBind]))[0]
+            try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: [String?.none.postgresBind, Int32(10).postgresBind, String?.none.postgresBind]))[0]
                 .decode(Int64.self, "converted")
         }
 

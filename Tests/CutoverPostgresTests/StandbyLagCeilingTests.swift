@@ -79,8 +79,7 @@ struct StandbyLagCeilingTests {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         // 40 batches with a rest of 100 ms after each: the backfill lasts well past the ceiling.
-        let engine = BackfillEngine(plan: "drafts", batchSQL: source.text(step.batch.path), remainingSQL: source.text(step.remaining.path),
-                                    options: .init(batchSize: 50, batchDelay: .milliseconds(100), replicaLag: ceiling))
+        let engine = try BackfillEngine(source, backfill: step, options: .init(batchSize: 50, batchDelay: .milliseconds(100), replicaLag: ceiling))
         return Task {
             do {
                 return .success(try await onThread {

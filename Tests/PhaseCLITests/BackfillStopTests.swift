@@ -135,10 +135,46 @@ struct BackfillStopTests {
         #expect(history.output.contains("200 rows converted in this run"), "\(history.output)")
     }
 
+    @Test func severalWorkersFinishTheBackfillAsOneStepAndHistoryShowsThem() async throws {
+        let db = try await WorkflowDatabase.make("backfill_workers_cli", rows: 600)
+        for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
+            #expect(try await db.phase(step).status == 0, "\(step)")
+        }
+        let run = try await db.phase("backfill", "--workers", "3", "--batch-size", "40")
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("backfill: 3 workers over ") && run.diagnostics.contains("backfill: 600/600 done in "), "\(run.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM cutover.backfill_ranges") == 0, "the ranges end with the backfill")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM cutover.phase_history WHERE plan = 'drafts' AND step = 'backfill' AND outcome <> 'refused'") == 1,
+                "one step in the history")
+        let history = try await db.phase("history")
+        #expect(history.output.contains("600 rows converted in this run at ") && history.output.contains(" rows/s on 3 workers; "), "\(history.output)")
+        let json = try await db.phase("--format", "json", "history")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let runs = entries.compactMap { $0["backfill"] as? [String: Any] }
+        #expect(runs.count == 1 && runs.first?["workers"] as? Int == 3 && runs.first?["convertedThisRun"] as? Int == 600, "\(json.output)")
+    }
+
+    @Test func aPlanOfSQLFilesRefusesSeveralWorkers() async throws {
+        let db = try await WorkflowDatabase.make("backfill_workers_format1", rows: 5)
+        let plan = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/drafts-format1").path
+        for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
+            #expect(try await db.phase(["--plan", plan] + step).status == 0, "\(step)")
+        }
+        let refused = try await db.phase("--plan", plan, "backfill", "--workers", "2")
+        #expect(refused.status == 64, "\(refused.diagnostics)")
+        #expect(refused.diagnostics.hasPrefix("Error: --workers needs a plan whose backfill divides its rows into key ranges"), "\(refused.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 5, "nothing converted")
+        #expect(try await db.phase("--plan", plan, "backfill").status == 0)
+    }
+
     @Test("--pause, --resume and --retune refuse what they cannot do", arguments: [
         (["backfill", "--pause", "--resume"], "Error: give one of --pause, --resume and --retune"),
         (["backfill", "--retune"], "Error: --retune needs at least one of --target-batch-time, --nice-ratio, --max-active-sessions and --max-replica-lag"),
         (["backfill", "--pause", "--nice-ratio", "1"], "Error: --pause and --resume take no pace: give it with --retune"),
+        (["backfill", "--resume", "--workers", "2"], "Error: --workers is a backfill's own: give it when starting one"),
+        (["backfill", "--workers", "65"], "Error: "),
     ])
     func controlUsage(arguments: [String], line: String) async throws {
         let run = try PhaseBinary.run(arguments)

@@ -11,7 +11,7 @@ struct BenchBinaryTests {
     }
 
     @Test("usage errors exit 64 with the usage line, before any server starts", arguments: [
-        (["--only", "saves,bakfill"], "Error: invalid value 'saves,bakfill' for '--only': 'bakfill' must be one of saves, backfill, fleet\n"),
+        (["--only", "saves,bakfill"], "Error: invalid value 'saves,bakfill' for '--only': 'bakfill' must be one of saves, backfill, fleet, legacy-writes\n"),
         (["--clients", "1,0"], "Error: invalid value '1,0' for '--clients': '0' must be between 1 and 200\n"),
         (["--statements", "named"], "Error: invalid value 'named' for '--statements': must be one of unnamed, prepared\n"),
         (["--rounds"], "Error: missing value for '--rounds'\n"),

@@ -32,7 +32,8 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- retune of a running backfill (cutover.backfill_control), which the backfill reads before every
 -- batch; 12 records the rows a plan's backfill had to convert when it began
 -- (migration_state.backfill_initial_remaining), so that the rows the application's own writes
--- converted meanwhile are counted apart from the backfill's.
+-- converted meanwhile are counted apart from the backfill's, and the key ranges a backfill of
+-- several workers divides its rows into, each with its own cursor (cutover.backfill_ranges).
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -1398,6 +1399,26 @@ CREATE TABLE IF NOT EXISTS cutover.backfill_control (
 );
 REVOKE ALL ON cutover.backfill_control FROM PUBLIC;
 
+-- The key ranges of a backfill of several workers (version 12), made when it begins and removed
+-- when it finishes or the plan goes back to baseline. A range runs from after lower_key (NULL:
+-- the start of the table) to upper_key included (NULL: the end), keys as the batch's cursor
+-- gives them (JSON text); cursor_key is the last key its batches converted, and each batch
+-- moves it in the batch's own transaction, so a range stopped or left by a killed worker goes
+-- on from there. worker_pid is the server process of the worker that took it last.
+CREATE TABLE IF NOT EXISTS cutover.backfill_ranges (
+    plan text NOT NULL,
+    range_no integer NOT NULL CHECK (range_no >= 0),
+    lower_key text,
+    upper_key text,
+    cursor_key text,
+    converted bigint NOT NULL DEFAULT 0 CHECK (converted >= 0),
+    is_done boolean NOT NULL DEFAULT false,
+    worker_pid integer,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (plan, range_no)
+);
+REVOKE ALL ON cutover.backfill_ranges FROM PUBLIC;
+
 -- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
 DO $check$
 BEGIN
@@ -1406,10 +1427,10 @@ BEGIN
            AND c.relname IN ('schema_version', 'operation_ledger', 'outcome_log', 'migration_state',
                              'phase_history', 'applied_files', 'legacy_activity', 'readers',
                              'runner_lease', 'reader_epochs', 'record_plans', 'record_statements', 'rehearsals',
-                             'backfill_control')) <> 14 THEN
+                             'backfill_control', 'backfill_ranges')) <> 15 THEN
         RAISE EXCEPTION 'the cutover schema holds other objects where its tables belong'
             USING HINT = 'expected tables schema_version, operation_ledger, outcome_log, migration_state, '
-                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans, record_statements, rehearsals and backfill_control in schema cutover';
+                      || 'phase_history, applied_files, legacy_activity, readers, reader_epochs, runner_lease, record_plans, record_statements, rehearsals, backfill_control and backfill_ranges in schema cutover';
     END IF;
 END
 $check$;
@@ -1429,7 +1450,8 @@ BEGIN
           CROSS JOIN LATERAL aclexplode(c.relacl) a
           LEFT JOIN pg_roles r ON r.oid = a.grantee
          WHERE n.nspname = 'cutover' AND c.relkind = 'r' AND a.grantee <> c.relowner
-           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements', 'rehearsals', 'backfill_control')
+           AND (c.relname IN ('operation_ledger', 'outcome_log', 'readers', 'reader_epochs', 'runner_lease', 'record_plans', 'record_statements', 'rehearsals', 'backfill_control',
+                               'backfill_ranges')
                 OR a.privilege_type <> 'SELECT')
     LOOP
         EXECUTE format('REVOKE %s ON cutover.%I FROM %s CASCADE', v_grant.privilege_type, v_grant.relname, v_grant.grantee);

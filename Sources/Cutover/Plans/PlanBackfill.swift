@@ -26,4 +26,9 @@ public struct PlanBackfill: Sendable, Hashable {
     /// `maxActiveSessions` and `throttleQuery`, ``PlanBackfillThrottle/standard`` unless the
     /// manifest says otherwise.
     public var throttle: PlanBackfillThrottle = .standard
+
+    /// The file whose query divides the rows still to convert into key ranges for parallel
+    /// workers, nil when the plan has none: a plan of SQL files (format 1), whose hand-written
+    /// batch takes no end of range. A plan with one has a batch whose `$3` is the range's last key.
+    public var split: PlanSQLFile? = nil
 }

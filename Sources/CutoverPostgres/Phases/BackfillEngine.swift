@@ -34,6 +34,10 @@ public struct BackfillEngine: Sendable {
         /// The time each batch should take (the batch size follows it), and when to wait
         /// before a batch: too many active sessions, or the throttle query answering true.
         public var throttle: PlanBackfillThrottle
+        /// Workers converting disjoint key ranges at once in the first pass, each on a session
+        /// of its own and each pacing itself; 1 unless told, and only for a plan that can
+        /// divide its rows (``BackfillEngine/splitSQL``).
+        public var workers: Int = 1
 
         /// 1,000 rows every batch, no pause, 500 ms lock timeout, 20 passes, standbys kept
         /// under 10 s of replay lag, no throttle.
@@ -56,6 +60,20 @@ public struct BackfillEngine: Sendable {
         public init(plan backfill: PlanBackfill) {
             self.init(batchSize: backfill.batchSize, niceRatio: backfill.niceRatio,
                       replicaLag: ReplicaLagCeiling(maximum: backfill.maximumReplicaLag), throttle: backfill.throttle)
+        }
+
+        /// This pace with the batch size, target batch time and nice ratio an operator gave
+        /// instead (nil keeps this one's). A batch size without a target batch time fixes every
+        /// batch at that size; with one, it is the first batch's.
+        public func overriding(batchSize: Int?, targetBatchTime: Duration?, niceRatio: Double?) -> Options {
+            var pace = self
+            if let batchSize {
+                pace.batchSize = batchSize
+                if targetBatchTime == nil { pace.throttle.targetBatchTime = .zero }
+            }
+            if let targetBatchTime { pace.throttle.targetBatchTime = targetBatchTime }
+            if let niceRatio { pace.niceRatio = niceRatio }
+            return pace
         }
 
         /// The pause after a batch that took `batchTime`: ``batchDelay`` plus ``niceRatio`` of it.
@@ -107,6 +125,8 @@ public struct BackfillEngine: Sendable {
         public var niceRatio: Double = 0
         /// The target batch time the size follows now (zero: fixed).
         public var targetBatchTime: Duration = .zero
+        /// Workers converting at once: more than 1 while key ranges are converted in parallel.
+        public var workers: Int = 1
 
         /// Rows the application's own writes converted (or deleted) since the backfill began,
         /// as of the start of this run or the end of its last pass: never in ``converted``.
@@ -122,15 +142,28 @@ public struct BackfillEngine: Sendable {
     public let batchSQL: String
     /// The statement counting the rows still to convert.
     public let remainingSQL: String
+    /// The statement dividing the rows still to convert into key ranges for parallel workers
+    /// (parameters: rows to a range, the most range ends; returns `upper_key`), nil when the
+    /// plan has none. With one, the batch statement takes a third parameter: the last key of
+    /// its range, NULL for none.
+    public let splitSQL: String?
     /// The pacing.
     public let options: Options
 
-    /// An engine for `plan` with its two statements.
-    public init(plan: String, batchSQL: String, remainingSQL: String, options: Options = Options()) {
+    /// An engine for `plan` with its statements.
+    public init(plan: String, batchSQL: String, remainingSQL: String, splitSQL: String? = nil, options: Options = Options()) {
         self.plan = plan
         self.batchSQL = batchSQL
         self.remainingSQL = remainingSQL
+        self.splitSQL = splitSQL
         self.options = options
+    }
+
+    /// An engine for the backfill step of `source`'s plan, with its statements read from it.
+    public init(_ source: PlanSource, backfill: PlanBackfill, options: Options) throws {
+        self.init(plan: source.plan.name, batchSQL: try source.text(backfill.batch.path),
+                  remainingSQL: try source.text(backfill.remaining.path),
+                  splitSQL: try backfill.split.map { try source.text($0.path) }, options: options)
     }
 
     /// Rows still to convert.
@@ -140,22 +173,30 @@ public struct BackfillEngine: Sendable {
 
     /// Runs batches until no row remains.
     ///
+    /// With ``Options/workers`` above 1 and a plan that can divide its rows (``splitSQL``), the
+    /// first pass runs on that many workers at once, each over its own key range
+    /// (`cutover.backfill_ranges`) on a session of its own, each resumable from its own
+    /// cursor; ranges an earlier run left unfinished are finished first, whatever the number of
+    /// workers. Later passes, for rows other transactions held, run on `connection`.
+    ///
     /// - Parameters:
+    ///   - openSession: opens a worker's session; a new connection like `connection`'s when nil.
     ///   - isStopRequested: asked before every batch; when true the engine stops there, its
     ///     cursor saved with the last batch, and throws ``BackfillError/stopped(converted:)``.
-    ///   - progress: called after every batch.
+    ///   - progress: called after every batch, on the calling thread.
     ///   - log: hears when the backfill waits for a standby (at most once per
     ///     ``ReplicaLagCeiling/noticeInterval``) and what happens to standbys it waits for,
     ///     when the throttle holds a batch, and when an operator paused, resumed or retuned it.
     ///   - attempt: the history row of the step this run is part of, whose `details` get the
     ///     run's progress and pace with every batch (for `phase status` and `phase history`).
-    /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass.
+    /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass;
+    ///   a worker's error once the other workers have finished their ranges.
     @discardableResult
-    public func run(on connection: PostgresConnection, isStopRequested: @Sendable () -> Bool = { false },
-                    progress: (Progress) -> Void = { _ in }, log: @escaping (String) -> Void = { _ in },
+    public func run(on connection: PostgresConnection, openSession: (@Sendable () throws -> PostgresConnection)? = nil,
+                    isStopRequested: @escaping @Sendable () -> Bool = { false },
+                    progress: (Progress) -> Void = { _ in }, log: @escaping @Sendable (String) -> Void = { _ in },
                     attempt: Int64? = nil) throws -> Progress {
         guard var state = try MigrationState.load(plan: plan, on: connection) else { throw BackfillError.noState(plan) }
-        var cursor = state.backfillCursor
         var current = Progress(converted: state.backfillConverted, total: 0, batches: 0, pass: 1)
         current.convertedBefore = current.converted
         let left = try remaining(on: connection)
@@ -170,63 +211,41 @@ public struct BackfillEngine: Sendable {
         }
         current.total = current.converted + left
         current.convertedByApplication = state.convertedByApplication(remaining: left)
-        var sizer = BatchSizer(initial: options.batchSize, target: options.throttle.targetBatchTime)
-        current.batchSize = sizer.size
-        current.niceRatio = options.niceRatio
-        current.targetBatchTime = sizer.target
+        let began = ContinuousClock.now
+        var cursor = state.backfillCursor
+        if let splitSQL {
+            let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)
+                .prepare(workers: options.workers, remaining: left, on: connection, log: log)
+            if !ranges.isEmpty {
+                let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
+                current = try runWorkers(over: ranges, from: current, began: began, on: connection, openSession: open,
+                                         isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt)
+                cursor = nil
+                let after = try remaining(on: connection)
+                state.backfillConverted = current.converted
+                current.convertedByApplication = state.convertedByApplication(remaining: after)
+                current.total = current.converted + after
+                if after == 0 {
+                    progress(current)
+                    return current
+                }
+                current.pass += 1
+            }
+        }
+        let pacer = BackfillPacer(plan: plan, options: options, log: log)
+        pacer.start(&current)
         progress(current)
         let clock = ContinuousClock()
-        let began = clock.now
-        let monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
-        let gate = BackfillThrottleGate(options.throttle, log: log)
-        var pace = options
-        var applied = BackfillControl()
         while true {
             if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
-            // What an operator asked from another terminal, before this batch.
-            let control = try waitWhilePaused(on: connection, progress: &current, isStopRequested: isStopRequested, log: log)
-            if control != applied {
-                let retune = control.retuneText
-                if !retune.isEmpty && retune != applied.retuneText { log("backfill retuned by \(control.changedBy): \(retune), from this batch on") }
-                applied = control
-                pace.niceRatio = control.niceRatio ?? options.niceRatio
-                sizer.retarget(control.targetBatchTime ?? options.throttle.targetBatchTime)
-                gate.throttle.maximumActiveSessions = control.maximumActiveSessions ?? options.throttle.maximumActiveSessions
-                if let monitor, let original = options.replicaLag { monitor.ceiling.maximum = control.maximumReplicaLag ?? original.maximum }
-                current.niceRatio = pace.niceRatio
-                current.targetBatchTime = sizer.target
-            }
-            var measuredAt: ContinuousClock.Instant?
-            if let monitor {
-                let wait = try monitor.waitUnderCeiling(on: connection, converted: current.converted, isStopRequested: isStopRequested)
-                measuredAt = monitor.measuredAt
-                if let waited = wait.waited {
-                    current.replicaWaits += 1
-                    current.replicaWaited += waited
-                }
-                current.replicaLagAtStart = wait.lags.map(\.lag).max()
-            }
-            if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted,
-                                                               isStopRequested: isStopRequested) {
-                current.throttleWaits += 1
-                current.throttled += held.waited
-                current.lastThrottleReason = held.reason
-            }
+            try pacer.beforeBatch(on: connection, progress: &current, isStopRequested: isStopRequested)
             let batchBegan = clock.now
-            let size = sizer.size
             var reported = current
             reported.batches += 1
             let report = attempt.map { Report(attempt: $0, progress: reported, elapsed: clock.now - began) }
-            let batch = try runBatch(after: cursor, size: size, report: report, on: connection)
-            let batchTime = clock.now - batchBegan
-            sizer.record(time: batchTime, endedPass: batch.lastKey == nil)
-            current.lastBatchTime = batchTime
-            current.batchSize = sizer.size
-            let pause = pace.pause(after: batchTime)
-            if let monitor {
-                current.replicaLagAfter = try monitor.measure(on: connection).map(\.lag).max()
-                if let before = measuredAt, let after = monitor.measuredAt { current.lastBatchSpan = after - before }
-            }
+            let batch = try runBatch(after: cursor, size: pacer.batchSize, in: .whole, report: report, on: connection)
+            let pause = try pacer.afterBatch(time: clock.now - batchBegan, endedRange: batch.lastKey == nil, on: connection,
+                                             progress: &current)
             current.batches += 1
             current.converted += batch.converted
             cursor = batch.lastKey
@@ -243,34 +262,8 @@ public struct BackfillEngine: Sendable {
             } else {
                 progress(current)
             }
-            if pause > .zero {
-                Thread.sleep(forTimeInterval: pause / .seconds(1))
-                current.paused += pause
-            }
+            pacer.rest(pause, progress: &current)
         }
-    }
-
-    /// Waits while an operator has paused the backfill, saying so at most every 5 s, and
-    /// returns what the operator asks now.
-    private func waitWhilePaused(on connection: PostgresConnection, progress: inout Progress, isStopRequested: () -> Bool,
-                                 log: (String) -> Void) throws -> BackfillControl {
-        let clock = ContinuousClock()
-        var control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()
-        guard control.isPaused else { return control }
-        let began = clock.now
-        var lastNotice: ContinuousClock.Instant?
-        while control.isPaused {
-            if isStopRequested() { throw BackfillError.stopped(converted: progress.converted) }
-            if lastNotice.map({ clock.now - $0 >= .seconds(5) }) ?? true {
-                lastNotice = clock.now
-                log("backfill paused by \(control.changedBy) at \(control.changedAt), \(progress.converted) of \(progress.total) rows converted: 'phase backfill --resume' lets it go on")
-            }
-            Thread.sleep(forTimeInterval: 0.1)
-            control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()
-        }
-        progress.pausedByOperator += clock.now - began
-        log("backfill resumed by \(control.changedBy)")
-        return control
     }
 
     /// The run's progress and pace, with the batch about to run counted, as the history row's
@@ -281,10 +274,24 @@ public struct BackfillEngine: Sendable {
         let elapsed: Duration
     }
 
-    private func runBatch(after cursor: String?, size: Int, report: Report?,
-                          on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
+    /// Where a batch's cursor is kept: the plan's migration state, for the whole table, or one
+    /// of its key ranges, which ends at `upper` (nil: the end of the table).
+    enum Span {
+        case whole
+        case range(number: Int, upper: String?)
+    }
+
+    /// Runs one batch after `cursor` in its own transaction, with the cursor and the rows
+    /// converted, and the run's report when given.
+    func runBatch(after cursor: String?, size: Int, in span: Span, report: Report?,
+                  on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
         let size = Int32(clamping: size)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
+        var binds = [cursor.postgresBind, size.postgresBind]
+        if splitSQL != nil {
+            // A plan that divides its rows has a batch that takes the end of its range.
+            if case .range(_, let upper) = span { binds.append(upper.postgresBind) } else { binds.append(String?.none.postgresBind) }
+        }
         return try connection.withTransaction { connection in
             // A plan for each batch's own cursor: the batch statement is prepared, and a generic
             // plan, blind to the cursor, reads the whole table for every batch.
@@ -297,36 +304,44 @@ public struct BackfillEngine: Sendable {
                 SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
                 SET LOCAL synchronous_commit = off
                 """)
-            let row = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: [cursor.postgresBind, size.postgresBind]))[0]
+            let row = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: binds))[0]
             let lastKey = try row.decode(String?.self, "last_key")
             let converted = try row.decode(Int64.self, "converted")
-            try connection.query("""
-                UPDATE cutover.migration_state
-                   SET backfill_cursor = \(lastKey), backfill_converted = backfill_converted + \(converted), updated_at = now()
-                 WHERE plan = \(plan)
-                """)
-            if let report {
-                // The run's progress and pace, for `phase status` from another terminal and for the history.
-                let progress = report.progress
-                let milliseconds = { (duration: Duration) in DurationText.milliseconds(in: duration) }
-                let elapsed = milliseconds(report.elapsed)
-                // Up to the start of this batch: its own rows are in `converted`, its time not yet in `elapsed`.
-                let rate = elapsed > 0 ? Int64((Double(progress.convertedThisRun) * 1000 / Double(elapsed)).rounded()) : 0
+            switch span {
+            case .whole:
                 try connection.query("""
-                    UPDATE cutover.phase_history
-                       SET details = details || jsonb_build_object('backfill', jsonb_build_object(
-                               'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
-                               'total', \(progress.total), 'convertedByApplication', \(progress.convertedByApplication),
-                               'batches', \(Int64(progress.batches)), 'batchSize', \(Int64(size)),
-                               'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
-                               'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),
-                               'pausedMs', \(milliseconds(progress.pausedByOperator)), 'replicaWaitedMs', \(milliseconds(progress.replicaWaited)),
-                               'lastThrottleReason', CAST(\(progress.lastThrottleReason) AS text), 'updatedAt', clock_timestamp()))
-                     WHERE id = \(report.attempt)
+                    UPDATE cutover.migration_state
+                       SET backfill_cursor = \(lastKey), backfill_converted = backfill_converted + \(converted), updated_at = now()
+                     WHERE plan = \(plan)
                     """)
+            case .range(let number, _):
+                try BackfillRanges.record(plan: plan, range: number, lastKey: lastKey, converted: converted, on: connection)
             }
+            if let report { try write(report, converted: converted, batchSize: Int64(size), on: connection) }
             return (lastKey, converted)
         }
+    }
+
+    /// Writes the run's progress and pace into its history row, for `phase status` from another
+    /// terminal and for the history; `converted` rows of the batch in flight are added.
+    func write(_ report: Report, converted: Int64, batchSize: Int64, on connection: PostgresConnection) throws {
+        let progress = report.progress
+        let milliseconds = { (duration: Duration) in DurationText.milliseconds(in: duration) }
+        let elapsed = milliseconds(report.elapsed)
+        // Up to the start of this batch: its own rows are in `converted`, its time not yet in `elapsed`.
+        let rate = elapsed > 0 ? Int64((Double(progress.convertedThisRun) * 1000 / Double(elapsed)).rounded()) : 0
+        try connection.query("""
+            UPDATE cutover.phase_history
+               SET details = details || jsonb_build_object('backfill', jsonb_build_object(
+                       'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
+                       'total', \(progress.total), 'convertedByApplication', \(progress.convertedByApplication),
+                       'batches', \(Int64(progress.batches)), 'batchSize', \(batchSize), 'workers', \(Int64(progress.workers)),
+                       'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
+                       'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),
+                       'pausedMs', \(milliseconds(progress.pausedByOperator)), 'replicaWaitedMs', \(milliseconds(progress.replicaWaited)),
+                       'lastThrottleReason', CAST(\(progress.lastThrottleReason) AS text), 'updatedAt', clock_timestamp()))
+             WHERE id = \(report.attempt)
+            """)
     }
 }
 

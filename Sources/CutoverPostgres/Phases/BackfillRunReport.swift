@@ -15,6 +15,8 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
     public var convertedByApplication: Int64?
     /// Batches run.
     public var batches: Int
+    /// Workers converting at once; nil in a report written before Cutover had workers.
+    public var workers: Int?
     /// Rows of the last batch.
     public var batchSize: Int
     /// The target batch time the size followed, in milliseconds (0: fixed batches).

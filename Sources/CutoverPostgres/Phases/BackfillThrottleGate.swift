@@ -7,7 +7,7 @@ import PostgresClient
 ///
 /// Asked before every batch, on the backfill's own connection, outside its batches'
 /// transactions. The active sessions are the server's client backends running a statement
-/// (`pg_stat_activity.state = 'active'`), the backfill's own excluded; a role without
+/// (`pg_stat_activity.state = 'active'`), the backfill's own sessions excluded; a role without
 /// `pg_monitor` sees only its own sessions' state, and the gate says so once. The throttle
 /// query runs in a read-only transaction under a 5 s statement timeout: while its first
 /// column is true or a number above 0, the backfill waits. A throttle query that fails the
@@ -23,11 +23,13 @@ final class BackfillThrottleGate {
     private var lastNotice: ContinuousClock.Instant?
     private var hasAsked = false
     private var hasToldHidden = false
+    private let siblings: () -> [Int32]
 
     /// A gate for `throttle`'s ceilings; one without any lets every batch through without a query.
     init(_ throttle: PlanBackfillThrottle, log: @escaping (String) -> Void, noticeInterval: Duration = .seconds(5),
-          pollInterval: Duration = .milliseconds(250)) {
+          pollInterval: Duration = .milliseconds(250), siblings: @escaping () -> [Int32] = { [] }) {
         self.throttle = throttle
+        self.siblings = siblings
         self.log = log
         self.noticeInterval = noticeInterval
         self.pollInterval = pollInterval
@@ -38,7 +40,9 @@ final class BackfillThrottleGate {
         if let ceiling = throttle.maximumActiveSessions {
             let row = try connection.query("""
                 SELECT count(*) FILTER (WHERE state = 'active') AS active, count(*) FILTER (WHERE state IS NULL) AS hidden
-                  FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+                  FROM pg_stat_activity
+                 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+                   AND NOT (pid = ANY (CAST(string_to_array(\(siblings().map(String.init).joined(separator: ",")), ',') AS int[])))
                 """)[0]
             let active = try row.decode(Int64.self, "active")
             if try row.decode(Int64.self, "hidden") > 0, !hasToldHidden {

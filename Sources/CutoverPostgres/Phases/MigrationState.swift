@@ -91,6 +91,7 @@ public struct MigrationState: Sendable, Equatable {
             """)
         guard let row = rows.first else { throw PhaseRunnerError.stateMoved(plan: plan, from: phase, epoch: epoch) }
         let newEpoch = try row.decode(Int64.self, "epoch")
+        if target == .baseline { try BackfillRanges.clear(plan: plan, on: connection) }
         try connection.query("""
             SELECT pg_notify(\(notificationChannel), json_build_object('plan', \(plan)::text, 'writerPath', \(path)::text,
                                                                        'epoch', \(newEpoch), 'phase', \(target.rawValue)::text)::text)

@@ -298,9 +298,10 @@ public final class PhaseRunner {
             if let backfill = plan.step(.backfill)?.backfill {
                 try runBackfill(backfill, attempt: attempt, progress: progress)
             }
-            // The backfill is done: an operator's pause or retune of it ends with it.
+            // The backfill is done: an operator's pause or retune of it ends with it, and so do its key ranges.
             return try connection.withTransaction { connection in
                 try BackfillControl.clear(plan: self.plan.name, on: connection)
+                try BackfillRanges.clear(plan: self.plan.name, on: connection)
                 return try finish(connection)
             }
         }
@@ -322,9 +323,9 @@ public final class PhaseRunner {
     private func runBackfill(_ backfill: PlanBackfill, attempt: Int64, progress: (BackfillEngine.Progress) -> Void) throws {
         var engineOptions = options.backfill ?? BackfillEngine.Options(plan: backfill)
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
-        let engine = BackfillEngine(plan: plan.name, batchSQL: source.text(backfill.batch.path),
-                                    remainingSQL: source.text(backfill.remaining.path), options: engineOptions)
-        try engine.run(on: connection, isStopRequested: options.isStopRequested, progress: progress, log: log, attempt: attempt)
+        let engine = try BackfillEngine(source, backfill: backfill, options: engineOptions)
+        try engine.run(on: connection, openSession: openSession, isStopRequested: options.isStopRequested, progress: progress,
+                       log: log, attempt: attempt)
     }
 
     /// Applies `files` in order, skipping those already applied with the same checksum, each

@@ -33,6 +33,10 @@ struct BackfillCommand: PhaseCommand {
     static let maxReplicaLag = Option(
         "max-replica-lag", type: .duration(in: .zero ... .seconds(3600)), valueName: "duration",
         help: "Wait before a batch while a standby's replay lag is over this; the plan's ceiling (phase plan shows it) when omitted.")
+    /// `--workers`
+    static let workers = Option(
+        "workers", type: .integer(in: 1...64), default: 1, valueName: "n",
+        help: "Convert with this many workers at once, each over its own key range on a session of its own and each resumable; each paces itself, and the ceilings are the server's. Ranges an earlier run left unfinished are finished first, whatever n. A declarative plan's backfill only.")
     /// `--pause`
     static let pause = Flag("pause", help: "Pause the plan's backfill before its next batch, from any terminal (or the next backfill before its first); the running backfill keeps its lock and says it waits.")
     /// `--resume`
@@ -46,7 +50,7 @@ struct BackfillCommand: PhaseCommand {
         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again. "
             + "--pause, --resume and --retune change a backfill running in another terminal and return at once.",
         parameters: [Self.pause, Self.resume, Self.retune, Self.batchSize, Self.targetBatchTime, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag,
-                     Self.maxActiveSessions, Self.throttleQuery] + StepOptions.parameters, command: Self.self)
+                     Self.maxActiveSessions, Self.throttleQuery, Self.workers] + StepOptions.parameters, command: Self.self)
 
     let context: PhaseContext
     let batchSize: Int?
@@ -56,6 +60,7 @@ struct BackfillCommand: PhaseCommand {
     let targetBatchTime: Duration?
     let maxActiveSessions: Int?
     let throttleQuery: String?
+    let workers: Int
     let isPause: Bool
     let isResume: Bool
     let isRetune: Bool
@@ -69,6 +74,7 @@ struct BackfillCommand: PhaseCommand {
         targetBatchTime = parsed[Self.targetBatchTime]
         maxActiveSessions = parsed[Self.maxActiveSessions]
         throttleQuery = parsed[Self.throttleQuery]
+        workers = parsed[Self.workers]
         isPause = parsed[Self.pause]
         isResume = parsed[Self.resume]
         isRetune = parsed[Self.retune]
@@ -92,20 +98,19 @@ struct BackfillCommand: PhaseCommand {
         var options = context.runnerOptions()
         if context.steps.isDryRun { return try await context.dryRun(.backfill, options: options) }
         let plan = try context.planSource().plan
-        // The plan's pace, and what the command line says instead.
-        var pace = plan.step(.backfill)?.backfill.map(BackfillEngine.Options.init(plan:)) ?? BackfillEngine.Options()
-        if let batchSize {
-            pace.batchSize = batchSize
-            // A batch size on the command line is the batch size, unless a target is given too.
-            if targetBatchTime == nil { pace.throttle.targetBatchTime = .zero }
+        if workers > 1, let backfill = plan.step(.backfill)?.backfill, backfill.split == nil {
+            throw CommandFailure("--workers needs a plan whose backfill divides its rows into key ranges; this plan's batch (\(backfill.batch.path)) is hand-written and takes none, so it runs on one worker",
+                                 exitCode: .usage)
         }
-        if let targetBatchTime { pace.throttle.targetBatchTime = targetBatchTime }
+        // The plan's pace, and what the command line says instead.
+        var pace = (plan.step(.backfill)?.backfill.map(BackfillEngine.Options.init(plan:)) ?? BackfillEngine.Options())
+            .overriding(batchSize: batchSize, targetBatchTime: targetBatchTime, niceRatio: niceRatio)
         if let maxActiveSessions { pace.throttle.maximumActiveSessions = maxActiveSessions }
         if let throttleQuery { pace.throttle.throttleQuery = throttleQuery }
-        if let niceRatio { pace.niceRatio = niceRatio }
         pace.batchDelay = batchDelay
         if let maxReplicaLag { pace.replicaLag = ReplicaLagCeiling(maximum: maxReplicaLag) }
         pace.lockTimeout = options.sql.lockTimeout
+        pace.workers = workers
         options.backfill = pace
         let reporter = context.console.progress(label: "backfill", total: nil, isQuiet: context.isQuiet)
         let epoch = context.steps.expectedEpoch
@@ -134,6 +139,7 @@ struct BackfillCommand: PhaseCommand {
             throw CommandFailure("--retune needs at least one of --target-batch-time, --nice-ratio, --max-active-sessions and --max-replica-lag",
                                  exitCode: .usage)
         }
+        if workers != 1 { throw CommandFailure("--workers is a backfill's own: give it when starting one", exitCode: .usage) }
         if !isRetune && (retuned || batchSize != nil || throttleQuery != nil || batchDelay != .zero) {
             throw CommandFailure("--pause and --resume take no pace: give it with --retune", exitCode: .usage)
         }

@@ -177,6 +177,7 @@ struct StatusResult: CommandResult {
             + " (\(run.convertedThisRun) in this run"
             + ((run.convertedByApplication ?? 0) > 0 ? ", \(run.convertedByApplication ?? 0) more by the application's writes" : "")
             + "), \(run.rowsPerSecond) rows/s"
+            + ((run.workers ?? 1) > 1 ? " on \(run.workers ?? 1) workers" : "")
         if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
         return line + "; " + pace(run, withThrottleReason: true) + "; last batch at \(run.updatedAt)"
     }
@@ -195,6 +196,7 @@ struct StatusResult: CommandResult {
     static func backfillRunJSON(_ run: BackfillRunReport) -> JSONResult {
         ["converted": .integer(run.converted), "convertedThisRun": .integer(run.convertedThisRun), "total": .integer(run.total),
          "convertedByApplication": run.convertedByApplication.map { .integer($0) } ?? .null,
+         "workers": .integer(Int64(run.workers ?? 1)),
          "rowsPerSecond": .integer(run.rowsPerSecond), "secondsLeft": run.secondsLeft.map { .integer($0) } ?? .null,
          "batches": .integer(Int64(run.batches)), "batchSize": .integer(Int64(run.batchSize)), "targetBatchMs": .integer(run.targetBatchMs),
          "niceRatio": .number(run.niceRatio), "throttledMs": .integer(run.throttledMs), "pausedMs": .integer(run.pausedMs),
@@ -304,7 +306,8 @@ struct HistoryResult: CommandResult {
 
     /// `pace: 12 batches, 1500 rows converted in this run at 900 rows/s; batches of … rows …`.
     static func paceText(_ run: BackfillRunReport) -> String {
-        "pace: \(run.batches) batches, \(run.convertedThisRun) rows converted in this run at \(run.rowsPerSecond) rows/s; "
+        "pace: \(run.batches) batches, \(run.convertedThisRun) rows converted in this run at \(run.rowsPerSecond) rows/s"
+            + ((run.workers ?? 1) > 1 ? " on \(run.workers ?? 1) workers" : "") + "; "
             + StatusResult.pace(run, withThrottleReason: false)
     }
 }

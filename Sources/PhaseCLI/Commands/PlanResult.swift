@@ -73,6 +73,7 @@ struct PlanResult: CommandResult {
                 }
                 out += fileLines("batch", backfill.batch, compiled[backfill.batch.path])
                 out += fileLines("remaining", backfill.remaining, compiled[backfill.remaining.path])
+                if let split = backfill.split { out += fileLines("split", split, compiled[split.path]) }
             }
             for check in step.checks {
                 out.append("  check \(check.name) (expect \(check.expectation))")
@@ -111,7 +112,7 @@ struct PlanResult: CommandResult {
                       "targetBatchTime": .string(DurationText.format(backfill.throttle.targetBatchTime)),
                       "maxActiveSessions": backfill.throttle.maximumActiveSessions.map { .integer(Int64($0)) } ?? .null,
                       "throttleQuery": backfill.throttle.throttleQuery.map { .string($0) } ?? .null,
-                      "sqlFiles": .array([backfill.batch, backfill.remaining].map { fileJSON($0, compiled[$0.path]) })]
+                      "sqlFiles": .array(([backfill.batch, backfill.remaining] + [backfill.split].compactMap { $0 }).map { fileJSON($0, compiled[$0.path]) })]
                  } ?? .null,
                  "tableEffect": declaration == nil ? .null : Self.effectJSON(files(of: step).compactMap { compiled[$0.path] }),
                  "irreversibleAfter": step.kind == .contract ? step.apply.last.map { .string($0.path) } ?? .null : .null,

@@ -1,6 +1,7 @@
 extension PlanCompiler {
     /// The backfill batch, keeping `BackfillEngine`'s contract: `$1` the cursor as text (NULL
-    /// at the start), `$2` the batch size; one row of `last_key`, `converted`, `scanned`.
+    /// at the start), `$2` the batch size, `$3` the last key of the batch's range as text (NULL:
+    /// to the end of the table); one row of `last_key`, `converted`, `scanned`.
     ///
     /// Rows are walked in key order, single-column or composite, of any type with a btree
     /// order: the cursor is the last key locked as a JSON object (`{"tenant_id": 7, "id": 42}`),
@@ -11,21 +12,24 @@ extension PlanCompiler {
     /// while its modern columns are all NULL, and updated by the tuple ID it was locked at.
     func backfillBatch() -> CompiledFile {
         let purpose = """
-            Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start), in key order,
-            whose modern columns are still NULL, given their values by the row functions. Returns the
-            last key locked as JSON (NULL when none remain past $1), the rows converted and the rows locked.
+            Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key
+            $3 (NULL: to the end), in key order, whose modern columns are still NULL, given their values by
+            the row functions. Returns the last key locked as JSON (NULL when none remain past $1 up to $3),
+            the rows converted and the rows locked.
             """
         guard !targets.isEmpty else {
             return CompiledFile("compiled/backfill_batch.sql", purpose: purpose + "\nThis plan has no column to backfill.",
                                 statements: [.init("""
                                     SELECT CAST(NULL AS text) AS last_key, CAST(0 AS bigint) AS converted, CAST(0 AS bigint) AS scanned
-                                     WHERE CAST($1 AS text) IS NULL OR CAST($2 AS integer) > 0
+                                     WHERE CAST($1 AS text) IS NULL OR CAST($2 AS integer) > 0 OR CAST($3 AS text) IS NULL
                                     """, lock: nil, work: .catalog)])
         }
         let key = plan.key.map(SQLName.identifier)
         let keyed = key.map { "t." + $0 }
         let cursor = key.map { "(SELECT \($0) FROM cursor_key)" }
         let after = key.count == 1 ? "\(keyed[0]) > \(cursor[0])" : "(\(keyed.joined(separator: ", "))) > (\(cursor.joined(separator: ", ")))"
+        let upper = key.map { "(SELECT \($0) FROM upper_key)" }
+        let within = key.count == 1 ? "\(keyed[0]) <= \(upper[0])" : "(\(keyed.joined(separator: ", "))) <= (\(upper.joined(separator: ", ")))"
         let lastKey = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), l.\($1)" }.joined(separator: ", ") + ")::text"
         let sets = targets.flatMap { target in
             zip(target.columns, target.functions).map { column, function in
@@ -37,10 +41,13 @@ extension PlanCompiler {
         let sql = """
             WITH cursor_key AS (
                 SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb)
+            ), upper_key AS (
+                SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($3 AS text)::jsonb)
             ), locked AS (
                 SELECT t.ctid, \(keyed.joined(separator: ", ")) FROM \(table.sql) AS t
                  WHERE \(unconverted(alias: "t"))
                    AND (CAST($1 AS text) IS NULL OR \(after))
+                   AND (CAST($3 AS text) IS NULL OR \(within))
                  ORDER BY \(keyed.joined(separator: ", "))
                  LIMIT CAST($2 AS integer)
                    FOR UPDATE OF t SKIP LOCKED
@@ -56,6 +63,38 @@ extension PlanCompiler {
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
                             statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])
+    }
+
+    /// Where parallel workers' key ranges end: `$1` rows to a range, `$2` the most ranges
+    /// wanted less one; the key (as JSON text, like the batch's `last_key`) of every `$1`-th
+    /// row still to convert, in key order, as `upper_key`, read in one walk of the index of
+    /// unconverted rows.
+    func backfillSplit() -> CompiledFile {
+        let purpose = """
+            Backfill, the key ranges of parallel workers: the key of every $1-th row still to convert, in key
+            order, at most $2 of them. Each ends a range; the last range runs to the end of the table.
+            """
+        guard !targets.isEmpty else {
+            return CompiledFile("compiled/backfill_split.sql", purpose: purpose + "\nThis plan has no column to backfill.",
+                                statements: [.init("""
+                                    SELECT CAST(NULL AS text) AS upper_key WHERE CAST($1 AS bigint) < 0 AND CAST($2 AS integer) < 0
+                                    """, lock: nil, work: .catalog)])
+        }
+        let key = plan.key.map(SQLName.identifier)
+        let keyed = key.map { "t." + $0 }
+        let asJSON = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), s.\($1)" }.joined(separator: ", ") + ")::text"
+        let sql = """
+            SELECT \(asJSON) AS upper_key FROM (
+                SELECT \(keyed.joined(separator: ", ")), row_number() OVER (ORDER BY \(keyed.joined(separator: ", "))) AS n
+                  FROM \(table.sql) AS t
+                 WHERE \(unconverted(alias: "t"))
+            ) AS s
+             WHERE s.n % CAST($1 AS bigint) = 0
+             ORDER BY s.n
+             LIMIT CAST($2 AS integer)
+            """
+        return CompiledFile("compiled/backfill_split.sql", purpose: purpose,
+                            statements: [.init(sql, lock: .accessShare, work: .scan, note: "through the index of unconverted rows")])
     }
 
     /// The count of rows backfill has still to convert.

@@ -46,20 +46,21 @@ extension PlanCompiler {
             its name. Old application versions, which use the old name, stop working here.
             """, statements: [.init("DROP VIEW IF EXISTS \(view)", lock: nil, work: .catalog, note: "ACCESS EXCLUSIVE on the view"),
                               .init("ALTER TABLE \(table.sql) RENAME TO \(SQLName.identifier(newName))", lock: .accessExclusive, work: .catalog)])
-        let (batch, remaining) = (backfillBatch(), backfillRemaining())
+        let (batch, remaining, split) = (backfillBatch(), backfillRemaining(), backfillSplit())
         let checks = { (kind: PlanStep.Kind) in derivedChecks(kind) + (plan.checks[kind] ?? []) }
         let steps = [
             PlanStep(kind: .expand, apply: expand.map(\.planFile), revert: [expandRevert.planFile], backfill: nil, checks: checks(.expand)),
             PlanStep(kind: .switch, apply: [], revert: [], backfill: nil, checks: checks(.switch)),
             PlanStep(kind: .backfill, apply: [], revert: [], backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile,
                                                                                    batchSize: plan.batchSize, niceRatio: plan.niceRatio,
-                                                                                   maximumReplicaLag: plan.maximumReplicaLag, throttle: plan.backfillThrottle),
+                                                                                   maximumReplicaLag: plan.maximumReplicaLag, throttle: plan.backfillThrottle,
+                                                                                   split: split.planFile),
                      checks: checks(.backfill)),
             PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
-        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, contract],
+        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, split, contract],
                             tracksLegacyWrites: false,
                             legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
                             expressionProbe: [], declaration: plan)

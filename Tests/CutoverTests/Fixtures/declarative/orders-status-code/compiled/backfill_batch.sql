@@ -1,14 +1,18 @@
--- Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start), in key order,
--- whose modern columns are still NULL, given their values by the row functions. Returns the
--- last key locked as JSON (NULL when none remain past $1), the rows converted and the rows locked.
+-- Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key
+-- $3 (NULL: to the end), in key order, whose modern columns are still NULL, given their values by
+-- the row functions. Returns the last key locked as JSON (NULL when none remain past $1 up to $3),
+-- the rows converted and the rows locked.
 
 -- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
 WITH cursor_key AS (
     SELECT id FROM jsonb_populate_record(NULL::public.orders, CAST($1 AS text)::jsonb)
+), upper_key AS (
+    SELECT id FROM jsonb_populate_record(NULL::public.orders, CAST($3 AS text)::jsonb)
 ), locked AS (
     SELECT t.ctid, t.id FROM public.orders AS t
      WHERE (t.status_code IS NULL) AND ((t.status_code IS NULL AND cutover.orders_status_code_up(t) IS NOT NULL))
        AND (CAST($1 AS text) IS NULL OR t.id > (SELECT id FROM cursor_key))
+       AND (CAST($3 AS text) IS NULL OR t.id <= (SELECT id FROM upper_key))
      ORDER BY t.id
      LIMIT CAST($2 AS integer)
        FOR UPDATE OF t SKIP LOCKED

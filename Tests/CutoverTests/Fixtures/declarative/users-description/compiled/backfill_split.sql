@@ -1,0 +1,12 @@
+-- Backfill, the key ranges of parallel workers: the key of every $1-th row still to convert, in key
+-- order, at most $2 of them. Each ends a range; the last range runs to the end of the table.
+
+-- ACCESS SHARE lock, scans the table, no rewrite, through the index of unconverted rows
+SELECT jsonb_build_object('id', s.id)::text AS upper_key FROM (
+    SELECT t.id, row_number() OVER (ORDER BY t.id) AS n
+      FROM users AS t
+     WHERE (t.description IS NULL) AND ((t.description IS NULL AND cutover.users_description_up(t) IS NOT NULL))
+) AS s
+ WHERE s.n % CAST($1 AS bigint) = 0
+ ORDER BY s.n
+ LIMIT CAST($2 AS integer);

@@ -10,6 +10,14 @@ extension PlanCompiler {
     /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`); the writer's
     /// trigger converts them, and a later pass any that remain. A row is converted once, only
     /// while its modern columns are all NULL, and updated by the tuple ID it was locked at.
+    ///
+    /// Each row's functions run once. An `alter_column`'s modern columns are named with their
+    /// own (NULL) values under the session mark `cutover.backfill`, set for the transaction by
+    /// the statement itself, and the sync trigger fills them (``SyncTrigger``): the trigger,
+    /// which must tell the backfill from a writer, would otherwise call `up` a second time to
+    /// compare. Other columns get `coalesce(column, function(row))` from the statement. Rows are
+    /// picked by the index's predicate alone; a row whose functions give NULL stays as it was,
+    /// is not counted as converted, and is not counted as remaining either.
     func backfillBatch() -> CompiledFile {
         let purpose = """
             Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key
@@ -34,10 +42,15 @@ extension PlanCompiler {
         let sets = targets.flatMap { target in
             zip(target.columns, target.functions).map { column, function in
                 let name = SQLName.identifier(column)
+                if target.isFilledByTrigger { return "\(name) = t.\(name)" }
                 if target.columns.count == 1 { return "\(name) = coalesce(t.\(name), \(function.call("t")))" }
                 return "\(name) = CASE WHEN \(Self.allNull(target.columns, alias: "t")) THEN \(function.call("t")) ELSE t.\(name) END"
             }
         }
+        // An uncorrelated subquery runs once, before the first row is updated and its trigger fires.
+        let mark = targets.contains(where: \.isFilledByTrigger)
+            ? "\n       AND (SELECT set_config(\(SQLName.literal(SyncTrigger.backfillSetting)), 'on', true)) = 'on'" : ""
+        let filled = "NOT (" + targets.map { Self.allNull($0.columns, alias: "t") }.joined(separator: " AND ") + ")"
         let sql = """
             WITH cursor_key AS (
                 SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb)
@@ -45,7 +58,7 @@ extension PlanCompiler {
                 SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($3 AS text)::jsonb)
             ), locked AS (
                 SELECT t.ctid, \(keyed.joined(separator: ", ")) FROM \(table.sql) AS t
-                 WHERE \(unconverted(alias: "t"))
+                 WHERE (\(indexPredicate(alias: "t")))
                    AND (CAST($1 AS text) IS NULL OR \(after))
                    AND (CAST($3 AS text) IS NULL OR \(within))
                  ORDER BY \(keyed.joined(separator: ", "))
@@ -54,11 +67,11 @@ extension PlanCompiler {
             ), converted AS (
                 UPDATE \(table.sql) AS t
                    SET \(sets.joined(separator: ",\n           "))
-                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(indexPredicate(alias: "t")))
-                RETURNING 1
+                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(indexPredicate(alias: "t")))\(mark)
+                RETURNING \(filled) AS filled
             )
             SELECT (SELECT \(lastKey) FROM locked AS l ORDER BY \(key.map { "l.\($0) DESC" }.joined(separator: ", ")) LIMIT 1) AS last_key,
-                   (SELECT count(*) FROM converted) AS converted,
+                   (SELECT count(*) FROM converted WHERE filled) AS converted,
                    (SELECT count(*) FROM locked) AS scanned
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,

@@ -35,6 +35,10 @@ struct PlanCompiler {
     struct BackfillTarget {
         let columns: [String]
         let functions: [RowFunction]
+        /// The sync trigger fills the columns when the backfill names them (an `alter_column`'s),
+        /// so that each row's conversion calls its functions once; otherwise the batch calls
+        /// them itself.
+        var isFilledByTrigger = false
     }
 
     let plan: DeclarativePlan
@@ -95,7 +99,7 @@ struct PlanCompiler {
                 let up = zip(change.to, change.up).map { function($0.name, "up", $0.type, $1) }
                 let down = zip(change.from, change.down).map { function($0, "down", existingType($0), $1) }
                 groups.append(.init(legacy: change.from, modern: change.to.map(\.name), up: up, down: down))
-                targets.append(.init(columns: change.to.map(\.name), functions: up))
+                targets.append(.init(columns: change.to.map(\.name), functions: up, isFilledByTrigger: true))
                 for column in change.to {
                     added.append((column, true))
                     constraints(of: column, isFed: true)

@@ -19,6 +19,7 @@
 /// | UPDATE changing modern columns only, otherwise | legacy ← `down(NEW)` | no |
 /// | UPDATE changing both | legacy ← `down(NEW)`: only a new writer can name modern columns | no |
 /// | UPDATE changing neither (same values, another column) | nothing, before backfill or after | no |
+/// | the same, by the backfill (`cutover.backfill` set to `on`), modern columns all NULL | modern ← `up(NEW)` | no |
 ///
 /// A new writer may also say so: `SET LOCAL cutover.writer = 'modern'` (read with
 /// `current_setting(…, true)`, so an unset value never raises) makes an INSERT with every
@@ -41,8 +42,11 @@
 /// **Races.** A BEFORE UPDATE trigger runs once the row is locked, on its latest committed
 /// version (READ COMMITTED re-reads it), so `OLD` and the current modern value are never stale:
 /// racing writers are applied one after the other, each mirrored from the row the other left.
-/// The backfill skips locked rows, converts only rows whose modern columns are all NULL, and
-/// its own UPDATE is recognised by the rule above, so legacy values are never rewritten by it.
+/// The backfill skips locked rows and converts only rows whose modern columns are all NULL:
+/// it names them with their own values under its setting and the trigger fills them, so each
+/// row's `up` runs once and legacy values are never rewritten by it. The setting only ever
+/// fills NULL modern columns from `up(NEW)`, so a session that sets it can do no more than the
+/// backfill would do to the same row; it cannot make the representations disagree.
 ///
 /// **Legacy activity.** A legacy write notes `now()` in `cutover.legacy_activity`, at most
 /// once a second, locking the row with `SKIP LOCKED` so that legacy writers never queue behind
@@ -83,6 +87,10 @@ struct SyncTrigger: Sendable, Hashable {
 
     /// The trigger's name on the table.
     static let triggerName = "cutover_sync"
+
+    /// The session setting the backfill batch sets for its transaction: a row whose modern
+    /// columns it names unchanged, all NULL, gets them from `up(NEW)` (see the table above).
+    static let backfillSetting = "cutover.backfill"
 
     /// Whether there is anything to sync.
     var isNeeded: Bool { !groups.isEmpty || !fills.isEmpty }
@@ -156,6 +164,8 @@ struct SyncTrigger: Sendable, Hashable {
                 ELSIF \(Self.distinct(legacy, oldLegacy)) THEN
                     \(Self.assign(modern, group.up))
                     legacy_write := legacy_write OR NOT declared_modern;
+                ELSIF \(allModernNull) AND current_setting(\(SQLName.literal(Self.backfillSetting)), true) IS NOT DISTINCT FROM 'on' THEN
+                    \(Self.assign(modern, group.up))
                 END IF;
             """
     }

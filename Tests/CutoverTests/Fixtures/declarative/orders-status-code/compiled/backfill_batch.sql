@@ -10,7 +10,7 @@ WITH cursor_key AS (
     SELECT id FROM jsonb_populate_record(NULL::public.orders, CAST($3 AS text)::jsonb)
 ), locked AS (
     SELECT t.ctid, t.id FROM public.orders AS t
-     WHERE (t.status_code IS NULL) AND ((t.status_code IS NULL AND cutover.orders_status_code_up(t) IS NOT NULL))
+     WHERE (t.status_code IS NULL)
        AND (CAST($1 AS text) IS NULL OR t.id > (SELECT id FROM cursor_key))
        AND (CAST($3 AS text) IS NULL OR t.id <= (SELECT id FROM upper_key))
      ORDER BY t.id
@@ -18,10 +18,11 @@ WITH cursor_key AS (
        FOR UPDATE OF t SKIP LOCKED
 ), converted AS (
     UPDATE public.orders AS t
-       SET status_code = coalesce(t.status_code, cutover.orders_status_code_up(t))
+       SET status_code = t.status_code
      WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (t.status_code IS NULL)
-    RETURNING 1
+       AND (SELECT set_config('cutover.backfill', 'on', true)) = 'on'
+    RETURNING NOT (t.status_code IS NULL) AS filled
 )
 SELECT (SELECT jsonb_build_object('id', l.id)::text FROM locked AS l ORDER BY l.id DESC LIMIT 1) AS last_key,
-       (SELECT count(*) FROM converted) AS converted,
+       (SELECT count(*) FROM converted WHERE filled) AS converted,
        (SELECT count(*) FROM locked) AS scanned;

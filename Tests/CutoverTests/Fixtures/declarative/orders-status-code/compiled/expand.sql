@@ -43,6 +43,8 @@ BEGIN
     ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
         NEW.status_code := cutover.orders_status_code_up(NEW);
         legacy_write := legacy_write OR NOT declared_modern;
+    ELSIF NEW.status_code IS NULL AND current_setting('cutover.backfill', true) IS NOT DISTINCT FROM 'on' THEN
+        NEW.status_code := cutover.orders_status_code_up(NEW);
     END IF;
     IF legacy_write THEN
         PERFORM 1 FROM cutover.legacy_activity

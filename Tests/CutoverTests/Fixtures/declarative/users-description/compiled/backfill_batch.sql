@@ -10,7 +10,7 @@ WITH cursor_key AS (
     SELECT id FROM jsonb_populate_record(NULL::users, CAST($3 AS text)::jsonb)
 ), locked AS (
     SELECT t.ctid, t.id FROM users AS t
-     WHERE (t.description IS NULL) AND ((t.description IS NULL AND cutover.users_description_up(t) IS NOT NULL))
+     WHERE (t.description IS NULL)
        AND (CAST($1 AS text) IS NULL OR t.id > (SELECT id FROM cursor_key))
        AND (CAST($3 AS text) IS NULL OR t.id <= (SELECT id FROM upper_key))
      ORDER BY t.id
@@ -20,8 +20,8 @@ WITH cursor_key AS (
     UPDATE users AS t
        SET description = coalesce(t.description, cutover.users_description_up(t))
      WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (t.description IS NULL)
-    RETURNING 1
+    RETURNING NOT (t.description IS NULL) AS filled
 )
 SELECT (SELECT jsonb_build_object('id', l.id)::text FROM locked AS l ORDER BY l.id DESC LIMIT 1) AS last_key,
-       (SELECT count(*) FROM converted) AS converted,
+       (SELECT count(*) FROM converted WHERE filled) AS converted,
        (SELECT count(*) FROM locked) AS scanned;

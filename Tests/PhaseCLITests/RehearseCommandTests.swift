@@ -170,10 +170,11 @@ struct RehearseCommandTests {
             ])
         #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
         // 2,000 of 200,000 rows: the rewrite's time on the sample is scaled a hundredfold.
-        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "2000", "--lock-timeout", "10ms"], on: database)
+        // The sample is read under the lock timeout too: 100ms leaves it room on a loaded machine.
+        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "2000", "--lock-timeout", "100ms"], on: database)
         #expect(run.status == 3, "\(run.output)\(run.diagnostics)")
         #expect(run.output.contains("FAILURE (expand): ACCESS EXCLUSIVE on public.orders for an estimated "), "\(run.output)")
-        #expect(run.output.contains("longer than the lock timeout of 10ms: the table will be unavailable: reads and writes wait"), "\(run.output)")
+        #expect(run.output.contains("longer than the lock timeout of 100ms: the table will be unavailable: reads and writes wait"), "\(run.output)")
         #expect(run.output.contains("2,000 of about 200,000 rows"), "\(run.output)")
     }
 
@@ -186,7 +187,9 @@ struct RehearseCommandTests {
         #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
         let before = try await Self.fingerprint(database)
         let started = try await onThread {
-            try PhaseBinary.start(["--plan", folder, "rehearse", "--sample-rows", "60000"], databaseURL: url, environment: Self.gated)
+            // 60,000 rows are read under the lock timeout: 5s leaves them room on a loaded machine.
+            try PhaseBinary.start(["--plan", folder, "rehearse", "--sample-rows", "60000", "--lock-timeout", "5s"], databaseURL: url,
+                                  environment: Self.gated)
         }
         // Wait for the rehearsal to make its scratch database, then kill it outright.
         var scratch: String?
@@ -277,6 +280,76 @@ struct RehearseCommandTests {
         #expect(late.status == 1)
         #expect(late.diagnostics.contains("plan orders-gate is at phase expanded: a rehearsal copies the table as expand finds it, so it runs before expand only"),
                 "\(late.diagnostics)")
+    }
+
+    @Test func aSampleNotReadWithinTheLockTimeoutStopsTheRehearsalSoThatItHoldsTheRealTableNoLonger() async throws {
+        let database = try await Self.orders("rehearse_slow_sample", rows: 200_000)
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-slow-sample", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        // 200,000 rows are not read as text in 10ms: the sample's statement is stopped there,
+        // as a DDL of the application would otherwise wait behind its ACCESS SHARE lock.
+        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "200000", "--lock-timeout", "10ms"], on: database)
+        #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
+        #expect(run.diagnostics.contains("could not read the sample of public.orders within the lock timeout of 10ms"), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("a rehearsal holds no lock on the real table longer than that"), "\(run.diagnostics)")
+        let recorded = try await onThread {
+            try database.connect().query("SELECT count(*) AS n FROM cutover.rehearsals WHERE plan = 'orders-slow-sample'")[0].decode(Int64.self, "n")
+        }
+        #expect(recorded == 0, "nothing was recorded, and no scratch database made, before the sample was read")
+    }
+
+    @Test func theApplicationsWritesGoOnWhileARehearsalRunsAndItLeavesNoLockOnTheRealTable() async throws {
+        let database = try await Self.orders("rehearse_live")
+        let url = database.connectionString
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-live", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        // Locks on the real table held by any session but the one asking.
+        let locksOnTable = {
+            try await onThread {
+                try database.connect().query("""
+                    SELECT count(*) AS n FROM pg_locks l
+                     WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                       AND l.relation = 'public.orders'::regclass AND l.pid <> pg_backend_pid()
+                    """)[0].decode(Int64.self, "n")
+            }
+        }
+        let started = try await onThread {
+            try PhaseBinary.start(["--plan", folder, "rehearse"], databaseURL: url, environment: Self.gated)
+        }
+        // Wait until the rehearsal works on its copy: a session of it is in the scratch database.
+        var scratch: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while scratch == nil, ContinuousClock.now < deadline {
+            scratch = try await onThread {
+                try database.connect().query("""
+                    SELECT r.scratch_database FROM cutover.rehearsals r JOIN pg_stat_activity a ON a.datname = r.scratch_database
+                     WHERE r.plan = 'orders-live' AND r.finished_at IS NULL LIMIT 1
+                    """).first?.decode(String.self, "scratch_database")
+            }
+            if scratch == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let copy = try #require(scratch, "the rehearsal was never seen working on its copy")
+        // The application's writes on the real table, each bounded so that a wait fails the test instead of hanging it.
+        let written = try await onThread {
+            let application = try database.connect(applicationName: "orders-application")
+            try application.execute(unsafeSQL: "SET statement_timeout = '10s'")
+            try application.query("UPDATE public.orders SET status = 'paid' WHERE id = \(Int64(1))")
+            try application.query("INSERT INTO public.orders VALUES (\(Int64(900_001)), 'new', \(Int64(7)))")
+            return try application.query("SELECT count(*) AS n FROM public.orders WHERE (id = 1 AND status = 'paid') OR id = 900001")[0]
+                .decode(Int64.self, "n")
+        }
+        #expect(written == 2)
+        let duringCopy = try await locksOnTable()
+        #expect(duringCopy == 0, "while the rehearsal works on \(copy), it holds no lock on the real table")
+        let finished = try await onThread { try PhaseBinary.finish(started) }
+        #expect(finished.status == 0, "\(finished.output)\(finished.diagnostics)")
+        #expect(try await !Self.scratchDatabaseExists(copy, on: database))
+        let after = try await locksOnTable()
+        #expect(after == 0, "after the rehearsal, no lock of it is left on the real table")
     }
 
     @Test func theDeclaredStatementsAreReplayedAndATriggerThatMakesTheRepresentationsDisagreeFailsTheRehearsal() async throws {

@@ -156,24 +156,37 @@ public final class Rehearsal {
     }
 
     /// The sample of the real table's rows, each as the text of its row value, and the scale.
+    ///
+    /// Read on a session of its own, closed after, whose statements each run alone in their
+    /// transaction, read-only, under the lock timeout as their `lock_timeout` and their
+    /// `statement_timeout` both: the lock one takes on the real table ends with it, so neither
+    /// a DDL of the application waiting for ACCESS EXCLUSIVE nor the writes queued behind that
+    /// DDL wait for the rehearsal longer than the lock timeout.
+    ///
+    /// - Throws: ``RehearsalError/sampleNotReadInTime(table:lockTimeout:)`` when a statement
+    ///   did not get its lock or finish within the lock timeout.
     private func sample(_ blueprint: TableBlueprint) throws -> ([String], RehearsalAnalysis.Scale) {
-        let lockTimeout = Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up))
-        let timeout = Int64((options.sql.statementTimeout / .milliseconds(1)).rounded(.up))
-        return try connection.withTransaction(isolation: .repeatableRead) { connection in
-            _ = try connection.execute(unsafeSQL: """
-                SET TRANSACTION READ ONLY; SET LOCAL lock_timeout = '\(lockTimeout)ms'; SET LOCAL statement_timeout = '\(timeout)ms'
-                """)
-            let size = try connection.query("""
+        let bound = Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up))
+        let session = try PostgresConnection(configuration: connection.configuration)
+        session.noticeHandler = { _ in }
+        try session.execute(unsafeSQL: """
+            SET default_transaction_read_only = on; SET lock_timeout = '\(bound)ms'; SET statement_timeout = '\(bound)ms'
+            """)
+        do {
+            let size = try session.query("""
                 SELECT greatest(c.reltuples, 0)::bigint AS estimate, coalesce(s.n_live_tup, 0) AS live, pg_total_relation_size(c.oid) AS bytes
                   FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(\(blueprint.table))
                 """)[0]
             let estimate = max(try size.decode(Int64.self, "estimate"), try size.decode(Int64.self, "live"))
             let percentage = RepresentationComparison.samplePercentage(sample: options.sampleRows, estimatedRows: Double(estimate))
             let sampling = percentage < 100 ? " TABLESAMPLE SYSTEM (\(percentage))" : ""
-            let rows = try connection.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
-                                                          binds: [Int64(options.sampleRows).postgresBind]))
+            let rows = try session.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
+                                                       binds: [Int64(options.sampleRows).postgresBind]))
                 .map { try $0.decode(String.self, "r") }
             return (rows, RehearsalAnalysis.Scale(sampleRows: Int64(rows.count), tableRows: estimate, tableBytes: try size.decode(Int64.self, "bytes")))
+        } catch let error as PostgresError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable {
+            if options.isStopRequested() { throw error }
+            throw RehearsalError.sampleNotReadInTime(table: blueprint.table, lockTimeout: options.sql.lockTimeout)
         }
     }
 

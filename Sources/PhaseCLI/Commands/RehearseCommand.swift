@@ -27,8 +27,10 @@ struct RehearseCommand: PhaseCommand {
             (the plan's "statements", or a built-in set of an update and a same-value update of each legacy column, an \
             insert, an upsert, a select and a delete) and compares the two representations after each. The scratch \
             database is always removed; one left by a rehearsal that was killed is removed by the next phase command. \
-            On the real database it only reads (the catalog, the table's size, the sample, under --lock-timeout) and \
-            records the rehearsal, which expand and contract require. Runs before expand only. Exits 0 when nothing \
+            On the real database it only reads (the catalog, the table's size, the sample) and records the \
+            rehearsal, which expand and contract require; each statement on the real table runs alone in its \
+            transaction with --lock-timeout as its lock and statement timeouts, so it holds its lock no longer than \
+            that, and the rehearsal stops (exit 1) when the sample cannot be read in that time. Runs before expand only. Exits 0 when nothing \
             would break, 3 when a statement that worked fails later, the representations disagree, a step fails, or a \
             lock that blocks the application would be held longer than --lock-timeout. With --suggest it only lists the statements \
             pg_stat_statements has seen on the table in this database, most called first, each marked legacy or \

@@ -282,6 +282,52 @@ struct RehearseCommandTests {
                 "\(late.diagnostics)")
     }
 
+    /// Every step and rollback the rehearsal runs, as the report names them.
+    private static let allSteps = [
+        "expand", "revert expand", "expand (2)", "switch modern", "switch legacy", "switch modern (2)", "backfill", "switch legacy (2)",
+        "switch modern (3)", "backfill (2)", "switch legacy (3)", "revert expand (2)", "expand (3)", "switch modern (4)", "backfill (3)", "contract",
+    ]
+
+    @Test func theRollbackOfExpandAfterABackfillIsRehearsedAndARevertThatLosesConvertedRowsFailsIt() async throws {
+        let database = try await Self.orders("rehearse_late_revert")
+        let manifest = """
+            {"format": 2, "name": "orders-late-revert", "table": "public.orders", "key": "id",
+             "operations": [\(Self.statusCode), {"sql": {"expand": ["codes.sql"], "revert": ["codes_revert.sql"]}}]}
+            """
+        let codes = "ALTER TABLE public.orders ADD CONSTRAINT orders_status_code_known CHECK (status_code BETWEEN 1 AND 4) NOT VALID;"
+        let dropCodes = "ALTER TABLE public.orders DROP CONSTRAINT IF EXISTS orders_status_code_known;"
+        // Meant to remove, before the old application reads the table again, the rows only the
+        // new one can represent (4, cancelled); it forgets 3. Before a backfill no row has a
+        // status code, so only a rollback of expand after one shows it.
+        let lossy = try Self.plan(manifest, files: [
+            "codes.sql": codes,
+            "codes_revert.sql": "DELETE FROM public.orders WHERE status_code IS NOT NULL AND status_code NOT IN (1, 2);\n" + dropCodes,
+        ])
+        #expect(try await Self.run(["--plan", lossy, "init"], on: database).status == 0)
+        let before = try await Self.fingerprint(database)
+        let text = try await Self.run(["--plan", lossy, "rehearse"], on: database)
+        #expect(text.status == 3, "\(text.output)\(text.diagnostics)")
+        #expect(text.output.contains("steps: " + Self.allSteps.joined(separator: ", ")), "\(text.output)")
+        #expect(text.output.contains("FAILURE (revert expand (2)): the rollback loses rows: the copy held 3,000 rows before it and 2,000 after; "
+                                     + "a rollback must keep every row written before it"), "\(text.output)")
+        #expect(!text.output.contains("FAILURE (revert expand):"), "the first rollback of expand, before any backfill, loses nothing: \(text.output)")
+        #expect(text.output.contains("revert expand (2):\n  codes_revert.sql (in a transaction)"), "\(text.output)")
+        #expect(try await Self.fingerprint(database) == before, "the real table is untouched")
+
+        // Without the DELETE, the same sequence passes, and the JSON lists every step and the replays after each.
+        let kept = try Self.plan(manifest, files: ["codes.sql": codes, "codes_revert.sql": dropCodes])
+        let run = try await Self.run(["--plan", kept, "--format", "json", "rehearse"], on: database)
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        let json = try Self.json(run)
+        #expect(json["steps"] as? [String] == Self.allSteps)
+        let statements = try #require(json["statements"] as? [[String: Any]])
+        #expect(statements.contains { $0["step"] as? String == "revert expand (2)" && ($0["sql"] as? String ?? "").hasPrefix("ALTER TABLE public.orders DROP CONSTRAINT") },
+                "\(statements.map { $0["step"] as? String ?? "" })")
+        let replayed = try #require(json["replayed"] as? [[String: Any]])
+        let stages = (replayed.first?["outcomes"] as? [[String: Any]] ?? []).compactMap { $0["stage"] as? String }
+        #expect(stages == ["before expand"] + Self.allSteps.dropLast().map { "after \($0)" }, "\(stages)")
+    }
+
     @Test func aSampleNotReadWithinTheLockTimeoutStopsTheRehearsalSoThatItHoldsTheRealTableNoLonger() async throws {
         let database = try await Self.orders("rehearse_slow_sample", rows: 200_000)
         let folder = try Self.plan("""

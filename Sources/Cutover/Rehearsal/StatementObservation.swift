@@ -15,7 +15,8 @@ public struct StatementObservation: Sendable, Equatable, Codable {
         }
     }
 
-    /// The step that ran it: `expand`, `rollback expand`, `backfill`, …
+    /// The step that ran it, numbered from its second run on: `expand`, `revert expand`,
+    /// `expand (2)`, `backfill`, …
     public var step: String
     /// The plan's file it belongs to; nil for a step that runs no file (backfill's batches are
     /// observed as one).

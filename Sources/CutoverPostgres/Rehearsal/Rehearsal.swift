@@ -227,23 +227,22 @@ public final class Rehearsal {
                                      statementTimeout: options.statementTimeout)
         var outcomes = try replay.replay(at: "before expand", compares: false, on: scratch)
         var steps: [String] = []
-        // Every step forward and every rollback the plan allows, in order; whether the modern
-        // columns exist after it (the representations are compared only then).
-        let sequence: [(PhaseStep, Bool)] = [
-            (.expand, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.switchLegacy, true),
-            (.switchModern, true), (.backfill, true), (.switchLegacy, true), (.switchModern, true), (.backfill, true), (.contract, false),
-        ]
         var failure: RehearsalFinding?
+        var losses: [RehearsalFinding] = []
         var seen: [PhaseStep: Int] = [:]
-        for (step, hasModernColumns) in sequence {
+        for (step, hasModernColumns) in Self.sequence {
             seen[step, default: 0] += 1
             let label = step.name + (seen[step, default: 1] > 1 ? " (\(seen[step, default: 1]))" : "")
             if options.isStopRequested() { throw RehearsalError.stopped(at: "before \(label)") }
             log("rehearsing \(label)")
             steps.append(label)
+            probe.stepStarts(label)
+            // A rollback keeps every row written before it; the table may not be where it was
+            // after a hand-written expand, and then it is not counted.
+            let rowsBefore = step == .revertExpand ? (try? rowCount(blueprint.table, on: scratch)) : nil
             do {
                 if step == .backfill {
-                    try observeBackfill(runner: runner, probe: probe, scratch: scratch)
+                    try observeBackfill(label, runner: runner, probe: probe, scratch: scratch)
                 } else {
                     try runner.run(step)
                 }
@@ -258,6 +257,12 @@ public final class Rehearsal {
                     : "the step fails on the copy: \(error.description)")
                 break
             }
+            if let rowsBefore, let rowsAfter = try? rowCount(blueprint.table, on: scratch), rowsAfter < rowsBefore {
+                losses.append(RehearsalFinding(severity: .failure, step: label, message: """
+                    the rollback loses rows: the copy held \(RehearsalAnalysis.count(rowsBefore)) rows before it and \(RehearsalAnalysis.count(rowsAfter)) after; \
+                    a rollback must keep every row written before it
+                    """))
+            }
             if step != .contract {
                 outcomes += try replay.replay(at: "after \(label)", compares: hasModernColumns, on: scratch)
             }
@@ -268,12 +273,32 @@ public final class Rehearsal {
         var findings = RehearsalAnalysis.findings(observations: observations, estimates: estimates, table: blueprint.table, scale: scale,
                                                   lockTimeout: options.sql.lockTimeout, standbys: Int(standbys),
                                                   replays: statements, outcomes: outcomes)
-        if let failure { findings.insert(failure, at: findings.firstIndex { $0.severity != .failure } ?? findings.count) }
+        for finding in [failure].compactMap({ $0 }) + losses {
+            findings.insert(finding, at: findings.firstIndex { $0.severity != .failure } ?? findings.count)
+        }
         return Report(plan: source.plan.name, table: blueprint.table, checksum: checksum, id: id, scratchDatabase: scratchName,
                       scale: scale, steps: steps, observations: observations, estimates: estimates, statements: statements,
                       replays: outcomes, findings: findings, notes: notes,
                       lockTimeoutMilliseconds: Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up)),
                       verdict: findings.contains { $0.severity == .failure } ? .failed : .passed)
+    }
+
+    /// Every step forward and every rollback the plan allows, in the order the rehearsal runs
+    /// them, each with whether the modern columns exist after it (the representations are
+    /// compared only then): expand and its revert from a table with no modern data yet; the
+    /// switch and its rollback before and after a backfill; then, after switching back from a
+    /// backfilled table, the revert of expand while the modern columns hold converted rows;
+    /// and the whole way forward again to contract. Not a contract's revert: the phases allow
+    /// no rollback once contract has run, and that revert only undoes a contract stopped part way.
+    static let sequence: [(PhaseStep, Bool)] = [
+        (.expand, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.switchLegacy, true),
+        (.switchModern, true), (.backfill, true), (.switchLegacy, true), (.switchModern, true), (.backfill, true),
+        (.switchLegacy, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.backfill, true), (.contract, false),
+    ]
+
+    /// The rows of `table` on the copy.
+    private func rowCount(_ table: String, on scratch: PostgresConnection) throws -> Int64 {
+        try scratch.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table)"))[0].decode(Int64.self, "n")
     }
 
     /// Copies `rows` (row values as text) into the scratch table, a thousand at a time.
@@ -293,7 +318,7 @@ public final class Rehearsal {
     }
 
     /// Runs backfill on the copy, watching it as one statement: its locks sampled, its time and WAL.
-    private func observeBackfill(runner: PhaseRunner, probe: RehearsalProbe, scratch: PostgresConnection) throws {
+    private func observeBackfill(_ label: String, runner: PhaseRunner, probe: RehearsalProbe, scratch: PostgresConnection) throws {
         let lsn = { try scratch.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn") }
         let before = try lsn()
         let started = ContinuousClock.now
@@ -305,7 +330,7 @@ public final class Rehearsal {
         let after = try lsn()
         let wal = try scratch.query("SELECT pg_wal_lsn_diff(\(after)::pg_lsn, \(before)::pg_lsn)::bigint AS bytes")[0].decode(Int64.self, "bytes")
         let batch = source.plan.step(.backfill)?.backfill.map { "batches of \($0.batch.path)" } ?? "no backfill file"
-        probe.record(StatementObservation(step: "backfill", file: nil, transaction: probe.nextTransaction(), isInTransaction: false,
+        probe.record(StatementObservation(step: label, file: nil, transaction: probe.nextTransaction(), isInTransaction: false,
                                           statement: "backfill (\(batch))", locks: locks, isLockSampled: true,
                                           microseconds: microseconds, rowsVisited: nil, walBytes: wal,
                                           error: failure.map { ($0 as? PostgresError)?.description ?? "\($0)" }))

@@ -31,6 +31,7 @@ final class RehearsalProbe: StatementObserver {
     }
 
     private struct State {
+        var label: String?
         var step = ""
         var file: String?
         var isInTransaction = true
@@ -48,6 +49,11 @@ final class RehearsalProbe: StatementObserver {
     init(tableOID: Int64, configuration: PostgresConfiguration) {
         self.tableOID = tableOID
         self.sampler = LockSampler(configuration: configuration)
+    }
+
+    /// The step the statements from now on belong to, as the report names it (`expand (2)`).
+    func stepStarts(_ label: String) {
+        state.withLock { $0.label = label }
     }
 
     /// Every observation so far, in order.
@@ -68,7 +74,7 @@ final class RehearsalProbe: StatementObserver {
 
     func fileStarts(_ file: String, step: String, isInTransaction: Bool) {
         state.withLock { state in
-            state.step = step
+            state.step = state.label ?? step
             state.file = file
             state.isInTransaction = isInTransaction
             state.transaction += 1

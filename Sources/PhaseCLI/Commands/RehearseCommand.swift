@@ -21,9 +21,10 @@ struct RehearseCommand: PhaseCommand {
             its columns, types, defaults, constraints, indexes and triggers (foreign keys to other tables are left \
             out), fills it with a sample of the real rows, and runs every step and every rollback the plan allows: \
             expand, rollback expand, expand, switch modern, rollback switch, switch modern, backfill, rollback switch, \
-            switch modern, backfill, contract. For each statement it reports the locks observed in pg_locks, any \
-            relation rewritten (its file replaced), its time and WAL on the sample and as estimated for the real table \
-            from its size. Before expand and after every step until contract it replays the applications' statements \
+            switch modern, backfill, rollback switch, rollback expand (with the modern columns backfilled; it must \
+            lose no row), expand, switch modern, backfill, contract. For each statement it reports the locks observed \
+            in pg_locks, any relation rewritten (its file replaced), its time and WAL on the sample and as estimated \
+            for the real table from its size. Before expand and after every step until contract it replays the applications' statements \
             (the plan's "statements", or a built-in set of an update and a same-value update of each legacy column, an \
             insert, an upsert, a select and a delete) and compares the two representations after each. The scratch \
             database is always removed; one left by a rehearsal that was killed is removed by the next phase command. \

@@ -10,7 +10,8 @@ struct RehearseResult: CommandResult {
 
     var text: String {
         var lines = ["rehearsal \(report.id) of plan \(report.plan) on a copy of \(report.table): \(count(scale.sampleRows)) of about "
-                     + "\(count(scale.tableRows)) rows (\(ReplicationText.bytes(scale.tableBytes))), in scratch database \(report.scratchDatabase), now removed"]
+                     + "\(count(scale.tableRows)) rows (\(ReplicationText.bytes(scale.tableBytes))), in scratch database \(report.scratchDatabase), now removed",
+                     "steps: \(report.steps.joined(separator: ", "))"]
         var step = ""
         var file: String?? = .none
         var held: (transaction: Int, mode: LockMode)?

@@ -328,6 +328,40 @@ struct RehearseCommandTests {
         #expect(stages == ["before expand"] + Self.allSteps.dropLast().map { "after \($0)" }, "\(stages)")
     }
 
+    @Test func theWALOfEachStatementSaysWhetherItIsTheStatementsOwnOrTheServersWhileItRan() async throws {
+        let database = try await Self.orders("rehearse_wal")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-wal", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let major = try await onThread {
+            try database.connect().query("SELECT current_setting('server_version_num')::int / 10000 AS major")[0].decode(Int.self, "major")
+        }
+        // PostgreSQL 18 counts each session's WAL, brought up to date between transactions: a
+        // statement outside one (the backfill here) is measured by its own; the rest, and every
+        // statement before 18, by the server's, and marked so.
+        let countsSessions = major >= 18
+        let run = try await Self.run(["--plan", folder, "--format", "json", "rehearse"], on: database)
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        let statements = try #require(try Self.json(run)["statements"] as? [[String: Any]])
+        #expect(statements.contains { $0["inTransaction"] as? Bool == true })
+        let backfill = try #require(statements.first { $0["step"] as? String == "backfill" }, "\(statements)")
+        #expect(backfill["inTransaction"] as? Bool == false)
+        #expect((backfill["walBytes"] as? Int ?? 0) > 0, "converting 3,000 rows writes WAL: \(backfill)")
+        for statement in statements {
+            let expected = countsSessions && statement["inTransaction"] as? Bool == false ? "session" : "server-wide"
+            #expect(statement["walScope"] as? String == expected, "PostgreSQL \(major): \(statement)")
+        }
+
+        let text = try await Self.run(["--plan", folder, "rehearse"], on: database)
+        let lines = text.output.split(separator: "\n").map(String.init)
+        let alter = try #require(lines.firstIndex { $0.hasPrefix("    ALTER TABLE ") && $0.contains(" ADD COLUMN ") }, "\(text.output)")
+        #expect(lines[alter + 1].contains("; server-wide WAL during the statement "), "\(lines[alter + 1])")
+        let converted = try #require(lines.firstIndex { $0.hasPrefix("    backfill (") }, "\(text.output)")
+        #expect(lines[converted + 1].contains(countsSessions ? "; its own WAL " : "; server-wide WAL during the statement "),
+                "PostgreSQL \(major): \(lines[converted + 1])")
+    }
+
     @Test func aSampleNotReadWithinTheLockTimeoutStopsTheRehearsalSoThatItHoldsTheRealTableNoLonger() async throws {
         let database = try await Self.orders("rehearse_slow_sample", rows: 200_000)
         let folder = try Self.plan("""

@@ -204,7 +204,8 @@ public final class Rehearsal {
         for statement in blueprint.after { _ = try scratch.execute(unsafeSQL: statement) }
         _ = try scratch.execute(unsafeSQL: "ANALYZE \(blueprint.table)")
         let tableOID = try scratch.query("SELECT to_regclass(\(blueprint.table))::oid::bigint AS oid")[0].decode(Int64.self, "oid")
-        let probe = RehearsalProbe(tableOID: tableOID, configuration: configuration)
+        let probe = RehearsalProbe(tableOID: tableOID, configuration: configuration,
+                                   countsSessionWAL: try RehearsalProbe.countsSessionWAL(on: scratch))
         var runnerOptions = PhaseRunner.Options(sql: options.sql, forceReaders: true, modernWriterWindow: .zero,
                                                 isStopRequested: options.isStopRequested)
         runnerOptions.statementObserver = probe
@@ -317,22 +318,27 @@ public final class Rehearsal {
         }
     }
 
-    /// Runs backfill on the copy, watching it as one statement: its locks sampled, its time and WAL.
+    /// Runs backfill on the copy, watching it as one statement: its locks sampled, its time and
+    /// WAL (its session's own where the server counts it: every batch of the rehearsal's
+    /// backfill runs on the scratch session, one worker).
     private func observeBackfill(_ label: String, runner: PhaseRunner, probe: RehearsalProbe, scratch: PostgresConnection) throws {
-        let lsn = { try scratch.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn") }
-        let before = try lsn()
+        let wal = { () throws -> Int64 in
+            if probe.countsSessionWAL { return try RehearsalProbe.sessionWALBytes(on: scratch) }
+            return try scratch.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint AS bytes")[0].decode(Int64.self, "bytes")
+        }
+        let before = try wal()
         let started = ContinuousClock.now
         probe.startSampling(scratch.backendPID)
         var failure: (any Error)?
         do { try runner.run(.backfill) } catch { failure = error }
         let locks = try probe.stopSampling()
         let microseconds = Int64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
-        let after = try lsn()
-        let wal = try scratch.query("SELECT pg_wal_lsn_diff(\(after)::pg_lsn, \(before)::pg_lsn)::bigint AS bytes")[0].decode(Int64.self, "bytes")
+        let written = try wal() - before
         let batch = source.plan.step(.backfill)?.backfill.map { "batches of \($0.batch.path)" } ?? "no backfill file"
         probe.record(StatementObservation(step: label, file: nil, transaction: probe.nextTransaction(), isInTransaction: false,
                                           statement: "backfill (\(batch))", locks: locks, isLockSampled: true,
-                                          microseconds: microseconds, rowsVisited: nil, walBytes: wal,
+                                          microseconds: microseconds, rowsVisited: nil, walBytes: written,
+                                          walScope: probe.countsSessionWAL ? .session : .serverWide,
                                           error: failure.map { ($0 as? PostgresError)?.description ?? "\($0)" }))
         if let failure { throw failure }
     }

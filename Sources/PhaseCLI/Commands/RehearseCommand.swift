@@ -24,7 +24,9 @@ struct RehearseCommand: PhaseCommand {
             switch modern, backfill, rollback switch, rollback expand (with the modern columns backfilled; it must \
             lose no row), expand, switch modern, backfill, contract. For each statement it reports the locks observed \
             in pg_locks, any relation rewritten (its file replaced), its time and WAL on the sample and as estimated \
-            for the real table from its size. Before expand and after every step until contract it replays the applications' statements \
+            for the real table from its size; the WAL is the statement's own where the server counts it per session \
+            (PostgreSQL 18: a statement outside a transaction, and backfill), and otherwise marked server-wide: all \
+            the server wrote meanwhile, other sessions' included. Before expand and after every step until contract it replays the applications' statements \
             (the plan's "statements", or a built-in set of an update and a same-value update of each legacy column, an \
             insert, an upsert, a select and a delete) and compares the two representations after each. The scratch \
             database is always removed; one left by a rehearsal that was killed is removed by the next phase command. \

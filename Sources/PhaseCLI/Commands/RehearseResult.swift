@@ -80,7 +80,9 @@ struct RehearseResult: CommandResult {
         if !observation.indexesBuilt.isEmpty { parts.append("builds \(observation.indexesBuilt.joined(separator: ", "))") }
         let scaled = estimate.scalesWithRows && scale.factor > 1
         parts.append("\(time(observation.microseconds)) on the sample" + (scaled ? ", about \(time(estimate.microseconds)) on the table" : ""))
-        parts.append("WAL \(ReplicationText.bytes(observation.walBytes))" + (scaled ? ", about \(ReplicationText.bytes(estimate.walBytes)) on the table" : ""))
+        // Server-wide WAL counts every session's, the live application's too: said so, lest it be read as the statement's own.
+        let wal = observation.walScope == .session ? "its own WAL" : "server-wide WAL during the statement"
+        parts.append("\(wal) \(ReplicationText.bytes(observation.walBytes))" + (scaled ? ", about \(ReplicationText.bytes(estimate.walBytes)) on the table" : ""))
         if let error = observation.error { parts.append("FAILED: \(error)") }
         return parts.joined(separator: "; ")
     }
@@ -107,7 +109,7 @@ struct RehearseResult: CommandResult {
               "locks": .array(observation.locks.map { ["relation": .string($0.relation), "mode": .string($0.mode.description)] }),
               "locksSampled": .bool(observation.isLockSampled), "tableLock": observation.lock(on: report.table).map { .string($0.description) } ?? .null,
               "microseconds": .integer(observation.microseconds), "rowsVisited": observation.rowsVisited.map(JSONResult.integer) ?? .null,
-              "walBytes": .integer(observation.walBytes), "rewritten": .array(observation.rewritten.map(JSONResult.string)),
+              "walBytes": .integer(observation.walBytes), "walScope": .string(observation.walScope.rawValue), "rewritten": .array(observation.rewritten.map(JSONResult.string)),
               "indexesBuilt": .array(observation.indexesBuilt.map(JSONResult.string)),
               "constraintsValidated": .array(observation.constraintsValidated.map(JSONResult.string)),
               "error": observation.error.map(JSONResult.string) ?? .null,

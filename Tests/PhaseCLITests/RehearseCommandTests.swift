@@ -432,6 +432,49 @@ struct RehearseCommandTests {
         #expect(after == 0, "after the rehearsal, no lock of it is left on the real table")
     }
 
+    @Test func contractIsRefusedByTheGateUntilARehearsalOfItsChecksumPassed() async throws {
+        let database = try await Self.orders("rehearse_contract_gate")
+        let manifest = """
+            {"format": 2, "name": "orders-contract-gate", "table": "public.orders", "key": "id", "modernWriterWindow": "WINDOW", "operations": [\(Self.statusCode)]}
+            """
+        let rehearsed = try Self.plan(manifest.replacing("WINDOW", with: "10m"))
+        let changed = try Self.plan(manifest.replacing("WINDOW", with: "20m"))
+        #expect(try await Self.run(["--plan", rehearsed, "init"], on: database).status == 0)
+        #expect(try await Self.run(["--plan", rehearsed, "rehearse"], on: database).status == 0)
+        func forward(expand: [String]) async throws {
+            for arguments in [expand, ["switch", "modern", "--force-readers"], ["backfill"]] {
+                let step = try await Self.run(["--plan", changed] + arguments, on: database)
+                #expect(step.status == 0, "\(arguments): \(step.diagnostics)")
+            }
+        }
+        // The plan changed after its rehearsal: expand goes on only because the operator skips the gate.
+        try await forward(expand: ["expand", "--skip-rehearsal"])
+        let refused = try await Self.run(["--plan", changed, "contract", "--yes", "--window", "0s"], on: database)
+        #expect(refused.status == 3, "\(refused.output)\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("check failed: rehearsal passed"), "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("rehearsed checksum"), "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("the plan changed since"), "\(refused.diagnostics)")
+        let phase = try await onThread {
+            try database.connect().query("SELECT phase FROM cutover.migration_state WHERE plan = 'orders-contract-gate'")[0].decode(String.self, "phase")
+        }
+        #expect(phase == "backfilled", "a refused contract changes nothing")
+
+        // Back to baseline, where the changed plan is rehearsed; the gate then lets expand and contract through.
+        for arguments in [["rollback", "switch"], ["rollback", "expand"], ["rehearse"]] {
+            let step = try await Self.run(["--plan", changed] + arguments, on: database)
+            #expect(step.status == 0, "\(arguments): \(step.output)\(step.diagnostics)")
+        }
+        try await forward(expand: ["expand"])
+        let contract = try await Self.run(["--plan", changed, "contract", "--yes", "--window", "0s"], on: database)
+        #expect(!contract.diagnostics.contains("check failed: rehearsal passed"), "\(contract.diagnostics)")
+        #expect(contract.status == 0, "\(contract.output)\(contract.diagnostics)")
+        let history = try await Self.run(["--plan", changed, "--format", "json", "history"], on: database)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: Any]], "\(history.output)")
+        let contracted = try #require(entries.first { $0["step"] as? String == "contract" && $0["outcome"] as? String == "done" }, "\(entries)")
+        let recorded = try #require(contracted["rehearsal"] as? String, "\(contracted)")
+        #expect(recorded.hasPrefix("rehearsal ") && recorded.contains(" passed, started "), "\(recorded)")
+    }
+
     @Test func theDeclaredStatementsAreReplayedAndATriggerThatMakesTheRepresentationsDisagreeFailsTheRehearsal() async throws {
         let database = try await Self.orders("rehearse_declared")
         let folder = try Self.plan("""

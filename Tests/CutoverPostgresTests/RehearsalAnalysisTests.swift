@@ -9,10 +9,10 @@ struct RehearsalAnalysisTests {
 
     private static func observation(_ statement: String, transaction: Int, lock: LockMode?, microseconds: Int64, visited: Int64? = 0,
                                     wal: Int64 = 100, rewritten: [String] = [], built: [String] = [], validated: [String] = [],
-                                    inTransaction: Bool = true) -> StatementObservation {
+                                    inTransaction: Bool = true, walScope: StatementObservation.WALScope = .serverWide) -> StatementObservation {
         StatementObservation(step: "expand", file: "x.sql", transaction: transaction, isInTransaction: inTransaction, statement: statement,
                              locks: lock.map { [.init(relation: table, mode: $0)] } ?? [], isLockSampled: !inTransaction,
-                             microseconds: microseconds, rowsVisited: visited, walBytes: wal, rewritten: rewritten,
+                             microseconds: microseconds, rowsVisited: visited, walBytes: wal, walScope: walScope, rewritten: rewritten,
                              indexesBuilt: built, constraintsValidated: validated)
     }
 
@@ -44,6 +44,24 @@ struct RehearsalAnalysisTests {
         #expect(strict.first?.severity == .failure)
         #expect(strict.first?.message == "ACCESS EXCLUSIVE on public.orders for an estimated 200ms, longer than the lock timeout of 100ms: the table will be unavailable: reads and writes wait")
         #expect(!strict.contains { $0.message.contains("standby") })
+    }
+
+    @Test func theWALAStandbyWillReplaySaysHowMuchOfItWasMeasuredServerWide() {
+        let scale = RehearsalAnalysis.Scale(sampleRows: 10, tableRows: 10, tableBytes: 8192)
+        func standbyMessage(_ observations: [StatementObservation]) -> String? {
+            let estimates = RehearsalAnalysis.estimates(observations, table: Self.table, scale: scale)
+            return RehearsalAnalysis.findings(observations: observations, estimates: estimates, table: Self.table, scale: scale,
+                                              lockTimeout: .seconds(1), standbys: 2, replays: [], outcomes: [])
+                .first { $0.step == "all steps" }?.message
+        }
+        let own = Self.observation("CREATE INDEX CONCURRENTLY i ON orders (a)", transaction: 1, lock: nil, microseconds: 10, wal: 3072,
+                                   inTransaction: false, walScope: .session)
+        let during = Self.observation("ALTER TABLE orders ADD COLUMN c int", transaction: 2, lock: .accessExclusive, microseconds: 10, wal: 1024)
+        #expect(standbyMessage([own]) == "each of 2 standbys will replay an estimated 3.0 kB of WAL")
+        #expect(standbyMessage([during]) == "each of 2 standbys will replay an estimated 1.0 kB of WAL "
+                + "(measured server-wide: other sessions' WAL during the statements is counted too)")
+        #expect(standbyMessage([own, during]) == "each of 2 standbys will replay an estimated 4.0 kB of WAL "
+                + "(1.0 kB of it measured server-wide: other sessions' WAL during those statements is counted too)")
     }
 
     @Test func anIndexBuiltUnderTheRewritesLockAndAConstraintValidatedAtOnceAreWarnedOf() {

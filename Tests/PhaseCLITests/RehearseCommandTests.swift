@@ -170,10 +170,11 @@ struct RehearseCommandTests {
             ])
         #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
         // 2,000 of 200,000 rows: the rewrite's time on the sample is scaled a hundredfold.
-        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "2000", "--lock-timeout", "10ms"], on: database)
+        // The sample is read under the lock timeout too: 100ms leaves it room on a loaded machine.
+        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "2000", "--lock-timeout", "100ms"], on: database)
         #expect(run.status == 3, "\(run.output)\(run.diagnostics)")
         #expect(run.output.contains("FAILURE (expand): ACCESS EXCLUSIVE on public.orders for an estimated "), "\(run.output)")
-        #expect(run.output.contains("longer than the lock timeout of 10ms: the table will be unavailable: reads and writes wait"), "\(run.output)")
+        #expect(run.output.contains("longer than the lock timeout of 100ms: the table will be unavailable: reads and writes wait"), "\(run.output)")
         #expect(run.output.contains("2,000 of about 200,000 rows"), "\(run.output)")
     }
 
@@ -186,7 +187,9 @@ struct RehearseCommandTests {
         #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
         let before = try await Self.fingerprint(database)
         let started = try await onThread {
-            try PhaseBinary.start(["--plan", folder, "rehearse", "--sample-rows", "60000"], databaseURL: url, environment: Self.gated)
+            // 60,000 rows are read under the lock timeout: 5s leaves them room on a loaded machine.
+            try PhaseBinary.start(["--plan", folder, "rehearse", "--sample-rows", "60000", "--lock-timeout", "5s"], databaseURL: url,
+                                  environment: Self.gated)
         }
         // Wait for the rehearsal to make its scratch database, then kill it outright.
         var scratch: String?
@@ -277,6 +280,199 @@ struct RehearseCommandTests {
         #expect(late.status == 1)
         #expect(late.diagnostics.contains("plan orders-gate is at phase expanded: a rehearsal copies the table as expand finds it, so it runs before expand only"),
                 "\(late.diagnostics)")
+    }
+
+    /// Every step and rollback the rehearsal runs, as the report names them.
+    private static let allSteps = [
+        "expand", "revert expand", "expand (2)", "switch modern", "switch legacy", "switch modern (2)", "backfill", "switch legacy (2)",
+        "switch modern (3)", "backfill (2)", "switch legacy (3)", "revert expand (2)", "expand (3)", "switch modern (4)", "backfill (3)", "contract",
+    ]
+
+    @Test func theRollbackOfExpandAfterABackfillIsRehearsedAndARevertThatLosesConvertedRowsFailsIt() async throws {
+        let database = try await Self.orders("rehearse_late_revert")
+        let manifest = """
+            {"format": 2, "name": "orders-late-revert", "table": "public.orders", "key": "id",
+             "operations": [\(Self.statusCode), {"sql": {"expand": ["codes.sql"], "revert": ["codes_revert.sql"]}}]}
+            """
+        let codes = "ALTER TABLE public.orders ADD CONSTRAINT orders_status_code_known CHECK (status_code BETWEEN 1 AND 4) NOT VALID;"
+        let dropCodes = "ALTER TABLE public.orders DROP CONSTRAINT IF EXISTS orders_status_code_known;"
+        // Meant to remove, before the old application reads the table again, the rows only the
+        // new one can represent (4, cancelled); it forgets 3. Before a backfill no row has a
+        // status code, so only a rollback of expand after one shows it.
+        let lossy = try Self.plan(manifest, files: [
+            "codes.sql": codes,
+            "codes_revert.sql": "DELETE FROM public.orders WHERE status_code IS NOT NULL AND status_code NOT IN (1, 2);\n" + dropCodes,
+        ])
+        #expect(try await Self.run(["--plan", lossy, "init"], on: database).status == 0)
+        let before = try await Self.fingerprint(database)
+        let text = try await Self.run(["--plan", lossy, "rehearse"], on: database)
+        #expect(text.status == 3, "\(text.output)\(text.diagnostics)")
+        #expect(text.output.contains("steps: " + Self.allSteps.joined(separator: ", ")), "\(text.output)")
+        #expect(text.output.contains("FAILURE (revert expand (2)): the rollback loses rows: the copy held 3,000 rows before it and 2,000 after; "
+                                     + "a rollback must keep every row written before it"), "\(text.output)")
+        #expect(!text.output.contains("FAILURE (revert expand):"), "the first rollback of expand, before any backfill, loses nothing: \(text.output)")
+        #expect(text.output.contains("revert expand (2):\n  codes_revert.sql (in a transaction)"), "\(text.output)")
+        #expect(try await Self.fingerprint(database) == before, "the real table is untouched")
+
+        // Without the DELETE, the same sequence passes, and the JSON lists every step and the replays after each.
+        let kept = try Self.plan(manifest, files: ["codes.sql": codes, "codes_revert.sql": dropCodes])
+        let run = try await Self.run(["--plan", kept, "--format", "json", "rehearse"], on: database)
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        let json = try Self.json(run)
+        #expect(json["steps"] as? [String] == Self.allSteps)
+        let statements = try #require(json["statements"] as? [[String: Any]])
+        #expect(statements.contains { $0["step"] as? String == "revert expand (2)" && ($0["sql"] as? String ?? "").hasPrefix("ALTER TABLE public.orders DROP CONSTRAINT") },
+                "\(statements.map { $0["step"] as? String ?? "" })")
+        let replayed = try #require(json["replayed"] as? [[String: Any]])
+        let stages = (replayed.first?["outcomes"] as? [[String: Any]] ?? []).compactMap { $0["stage"] as? String }
+        #expect(stages == ["before expand"] + Self.allSteps.dropLast().map { "after \($0)" }, "\(stages)")
+    }
+
+    @Test func theWALOfEachStatementSaysWhetherItIsTheStatementsOwnOrTheServersWhileItRan() async throws {
+        let database = try await Self.orders("rehearse_wal")
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-wal", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        let major = try await onThread {
+            try database.connect().query("SELECT current_setting('server_version_num')::int / 10000 AS major")[0].decode(Int.self, "major")
+        }
+        // PostgreSQL 18 counts each session's WAL, brought up to date between transactions: a
+        // statement outside one (the backfill here) is measured by its own; the rest, and every
+        // statement before 18, by the server's, and marked so.
+        let countsSessions = major >= 18
+        let run = try await Self.run(["--plan", folder, "--format", "json", "rehearse"], on: database)
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        let statements = try #require(try Self.json(run)["statements"] as? [[String: Any]])
+        #expect(statements.contains { $0["inTransaction"] as? Bool == true })
+        let backfill = try #require(statements.first { $0["step"] as? String == "backfill" }, "\(statements)")
+        #expect(backfill["inTransaction"] as? Bool == false)
+        #expect((backfill["walBytes"] as? Int ?? 0) > 0, "converting 3,000 rows writes WAL: \(backfill)")
+        for statement in statements {
+            let expected = countsSessions && statement["inTransaction"] as? Bool == false ? "session" : "server-wide"
+            #expect(statement["walScope"] as? String == expected, "PostgreSQL \(major): \(statement)")
+        }
+
+        let text = try await Self.run(["--plan", folder, "rehearse"], on: database)
+        let lines = text.output.split(separator: "\n").map(String.init)
+        let alter = try #require(lines.firstIndex { $0.hasPrefix("    ALTER TABLE ") && $0.contains(" ADD COLUMN ") }, "\(text.output)")
+        #expect(lines[alter + 1].contains("; server-wide WAL during the statement "), "\(lines[alter + 1])")
+        let converted = try #require(lines.firstIndex { $0.hasPrefix("    backfill (") }, "\(text.output)")
+        #expect(lines[converted + 1].contains(countsSessions ? "; its own WAL " : "; server-wide WAL during the statement "),
+                "PostgreSQL \(major): \(lines[converted + 1])")
+    }
+
+    @Test func aSampleNotReadWithinTheLockTimeoutStopsTheRehearsalSoThatItHoldsTheRealTableNoLonger() async throws {
+        let database = try await Self.orders("rehearse_slow_sample", rows: 200_000)
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-slow-sample", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        // 200,000 rows are not read as text in 10ms: the sample's statement is stopped there,
+        // as a DDL of the application would otherwise wait behind its ACCESS SHARE lock.
+        let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "200000", "--lock-timeout", "10ms"], on: database)
+        #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
+        #expect(run.diagnostics.contains("could not read the sample of public.orders within the lock timeout of 10ms"), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("a rehearsal holds no lock on the real table longer than that"), "\(run.diagnostics)")
+        let recorded = try await onThread {
+            try database.connect().query("SELECT count(*) AS n FROM cutover.rehearsals WHERE plan = 'orders-slow-sample'")[0].decode(Int64.self, "n")
+        }
+        #expect(recorded == 0, "nothing was recorded, and no scratch database made, before the sample was read")
+    }
+
+    @Test func theApplicationsWritesGoOnWhileARehearsalRunsAndItLeavesNoLockOnTheRealTable() async throws {
+        let database = try await Self.orders("rehearse_live")
+        let url = database.connectionString
+        let folder = try Self.plan("""
+            {"format": 2, "name": "orders-live", "table": "public.orders", "key": "id", "operations": [\(Self.statusCode)]}
+            """)
+        #expect(try await Self.run(["--plan", folder, "init"], on: database).status == 0)
+        // Locks on the real table held by any session but the one asking.
+        let locksOnTable = {
+            try await onThread {
+                try database.connect().query("""
+                    SELECT count(*) AS n FROM pg_locks l
+                     WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                       AND l.relation = 'public.orders'::regclass AND l.pid <> pg_backend_pid()
+                    """)[0].decode(Int64.self, "n")
+            }
+        }
+        let started = try await onThread {
+            try PhaseBinary.start(["--plan", folder, "rehearse"], databaseURL: url, environment: Self.gated)
+        }
+        // Wait until the rehearsal works on its copy: a session of it is in the scratch database.
+        var scratch: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while scratch == nil, ContinuousClock.now < deadline {
+            scratch = try await onThread {
+                try database.connect().query("""
+                    SELECT r.scratch_database FROM cutover.rehearsals r JOIN pg_stat_activity a ON a.datname = r.scratch_database
+                     WHERE r.plan = 'orders-live' AND r.finished_at IS NULL LIMIT 1
+                    """).first?.decode(String.self, "scratch_database")
+            }
+            if scratch == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let copy = try #require(scratch, "the rehearsal was never seen working on its copy")
+        // The application's writes on the real table, each bounded so that a wait fails the test instead of hanging it.
+        let written = try await onThread {
+            let application = try database.connect(applicationName: "orders-application")
+            try application.execute(unsafeSQL: "SET statement_timeout = '10s'")
+            try application.query("UPDATE public.orders SET status = 'paid' WHERE id = \(Int64(1))")
+            try application.query("INSERT INTO public.orders VALUES (\(Int64(900_001)), 'new', \(Int64(7)))")
+            return try application.query("SELECT count(*) AS n FROM public.orders WHERE (id = 1 AND status = 'paid') OR id = 900001")[0]
+                .decode(Int64.self, "n")
+        }
+        #expect(written == 2)
+        let duringCopy = try await locksOnTable()
+        #expect(duringCopy == 0, "while the rehearsal works on \(copy), it holds no lock on the real table")
+        let finished = try await onThread { try PhaseBinary.finish(started) }
+        #expect(finished.status == 0, "\(finished.output)\(finished.diagnostics)")
+        #expect(try await !Self.scratchDatabaseExists(copy, on: database))
+        let after = try await locksOnTable()
+        #expect(after == 0, "after the rehearsal, no lock of it is left on the real table")
+    }
+
+    @Test func contractIsRefusedByTheGateUntilARehearsalOfItsChecksumPassed() async throws {
+        let database = try await Self.orders("rehearse_contract_gate")
+        let manifest = """
+            {"format": 2, "name": "orders-contract-gate", "table": "public.orders", "key": "id", "modernWriterWindow": "WINDOW", "operations": [\(Self.statusCode)]}
+            """
+        let rehearsed = try Self.plan(manifest.replacing("WINDOW", with: "10m"))
+        let changed = try Self.plan(manifest.replacing("WINDOW", with: "20m"))
+        #expect(try await Self.run(["--plan", rehearsed, "init"], on: database).status == 0)
+        #expect(try await Self.run(["--plan", rehearsed, "rehearse"], on: database).status == 0)
+        func forward(expand: [String]) async throws {
+            for arguments in [expand, ["switch", "modern", "--force-readers"], ["backfill"]] {
+                let step = try await Self.run(["--plan", changed] + arguments, on: database)
+                #expect(step.status == 0, "\(arguments): \(step.diagnostics)")
+            }
+        }
+        // The plan changed after its rehearsal: expand goes on only because the operator skips the gate.
+        try await forward(expand: ["expand", "--skip-rehearsal"])
+        let refused = try await Self.run(["--plan", changed, "contract", "--yes", "--window", "0s"], on: database)
+        #expect(refused.status == 3, "\(refused.output)\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("check failed: rehearsal passed"), "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("rehearsed checksum"), "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("the plan changed since"), "\(refused.diagnostics)")
+        let phase = try await onThread {
+            try database.connect().query("SELECT phase FROM cutover.migration_state WHERE plan = 'orders-contract-gate'")[0].decode(String.self, "phase")
+        }
+        #expect(phase == "backfilled", "a refused contract changes nothing")
+
+        // Back to baseline, where the changed plan is rehearsed; the gate then lets expand and contract through.
+        for arguments in [["rollback", "switch"], ["rollback", "expand"], ["rehearse"]] {
+            let step = try await Self.run(["--plan", changed] + arguments, on: database)
+            #expect(step.status == 0, "\(arguments): \(step.output)\(step.diagnostics)")
+        }
+        try await forward(expand: ["expand"])
+        let contract = try await Self.run(["--plan", changed, "contract", "--yes", "--window", "0s"], on: database)
+        #expect(!contract.diagnostics.contains("check failed: rehearsal passed"), "\(contract.diagnostics)")
+        #expect(contract.status == 0, "\(contract.output)\(contract.diagnostics)")
+        let history = try await Self.run(["--plan", changed, "--format", "json", "history"], on: database)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: Any]], "\(history.output)")
+        let contracted = try #require(entries.first { $0["step"] as? String == "contract" && $0["outcome"] as? String == "done" }, "\(entries)")
+        let recorded = try #require(contracted["rehearsal"] as? String, "\(contracted)")
+        #expect(recorded.hasPrefix("rehearsal ") && recorded.contains(" passed, started "), "\(recorded)")
     }
 
     @Test func theDeclaredStatementsAreReplayedAndATriggerThatMakesTheRepresentationsDisagreeFailsTheRehearsal() async throws {

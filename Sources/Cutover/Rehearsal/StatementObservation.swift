@@ -15,7 +15,18 @@ public struct StatementObservation: Sendable, Equatable, Codable {
         }
     }
 
-    /// The step that ran it: `expand`, `rollback expand`, `backfill`, …
+    /// Whose WAL ``walBytes`` counts.
+    public enum WALScope: String, Sendable, Equatable, Codable {
+        /// The statement's own session's, as the server counts it (`pg_stat_get_backend_wal`,
+        /// PostgreSQL 18 and later, for a statement that runs outside a transaction).
+        case session
+        /// Everything the server inserted while the statement ran (`pg_current_wal_insert_lsn`):
+        /// its own and any other session's, the live application's included.
+        case serverWide = "server-wide"
+    }
+
+    /// The step that ran it, numbered from its second run on: `expand`, `revert expand`,
+    /// `expand (2)`, `backfill`, …
     public var step: String
     /// The plan's file it belongs to; nil for a step that runs no file (backfill's batches are
     /// observed as one).
@@ -38,9 +49,10 @@ public struct StatementObservation: Sendable, Equatable, Codable {
     public var microseconds: Int64
     /// Rows of the table it read or wrote (`pg_stat_xact_user_tables`); nil when not known.
     public var rowsVisited: Int64?
-    /// Bytes of WAL the server inserted while it ran (`pg_current_wal_insert_lsn`): its own, and
-    /// any other session's on a busy server.
+    /// Bytes of WAL: its session's own, or all the server inserted while it ran, as ``walScope`` says.
     public var walBytes: Int64
+    /// Whose WAL ``walBytes`` counts.
+    public var walScope: WALScope
     /// Relations whose file it replaced (`pg_relation_filenode` changed): a rewrite.
     public var rewritten: [String]
     /// Indexes on the table it built.
@@ -54,7 +66,7 @@ public struct StatementObservation: Sendable, Equatable, Codable {
     /// An observation; see each property.
     public init(step: String, file: String?, transaction: Int, isInTransaction: Bool, statement: String,
                 locks: [RelationLock], isLockSampled: Bool, microseconds: Int64, rowsVisited: Int64?, walBytes: Int64,
-                rewritten: [String] = [], indexesBuilt: [String] = [], constraintsValidated: [String] = [], error: String? = nil) {
+                walScope: WALScope = .serverWide, rewritten: [String] = [], indexesBuilt: [String] = [], constraintsValidated: [String] = [], error: String? = nil) {
         self.step = step
         self.file = file
         self.transaction = transaction
@@ -65,6 +77,7 @@ public struct StatementObservation: Sendable, Equatable, Codable {
         self.microseconds = microseconds
         self.rowsVisited = rowsVisited
         self.walBytes = walBytes
+        self.walScope = walScope
         self.rewritten = rewritten
         self.indexesBuilt = indexesBuilt
         self.constraintsValidated = constraintsValidated

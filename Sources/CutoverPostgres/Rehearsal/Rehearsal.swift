@@ -156,24 +156,37 @@ public final class Rehearsal {
     }
 
     /// The sample of the real table's rows, each as the text of its row value, and the scale.
+    ///
+    /// Read on a session of its own, closed after, whose statements each run alone in their
+    /// transaction, read-only, under the lock timeout as their `lock_timeout` and their
+    /// `statement_timeout` both: the lock one takes on the real table ends with it, so neither
+    /// a DDL of the application waiting for ACCESS EXCLUSIVE nor the writes queued behind that
+    /// DDL wait for the rehearsal longer than the lock timeout.
+    ///
+    /// - Throws: ``RehearsalError/sampleNotReadInTime(table:lockTimeout:)`` when a statement
+    ///   did not get its lock or finish within the lock timeout.
     private func sample(_ blueprint: TableBlueprint) throws -> ([String], RehearsalAnalysis.Scale) {
-        let lockTimeout = Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up))
-        let timeout = Int64((options.sql.statementTimeout / .milliseconds(1)).rounded(.up))
-        return try connection.withTransaction(isolation: .repeatableRead) { connection in
-            _ = try connection.execute(unsafeSQL: """
-                SET TRANSACTION READ ONLY; SET LOCAL lock_timeout = '\(lockTimeout)ms'; SET LOCAL statement_timeout = '\(timeout)ms'
-                """)
-            let size = try connection.query("""
+        let bound = Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up))
+        let session = try PostgresConnection(configuration: connection.configuration)
+        session.noticeHandler = { _ in }
+        try session.execute(unsafeSQL: """
+            SET default_transaction_read_only = on; SET lock_timeout = '\(bound)ms'; SET statement_timeout = '\(bound)ms'
+            """)
+        do {
+            let size = try session.query("""
                 SELECT greatest(c.reltuples, 0)::bigint AS estimate, coalesce(s.n_live_tup, 0) AS live, pg_total_relation_size(c.oid) AS bytes
                   FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(\(blueprint.table))
                 """)[0]
             let estimate = max(try size.decode(Int64.self, "estimate"), try size.decode(Int64.self, "live"))
             let percentage = RepresentationComparison.samplePercentage(sample: options.sampleRows, estimatedRows: Double(estimate))
             let sampling = percentage < 100 ? " TABLESAMPLE SYSTEM (\(percentage))" : ""
-            let rows = try connection.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
-                                                          binds: [Int64(options.sampleRows).postgresBind]))
+            let rows = try session.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
+                                                       binds: [Int64(options.sampleRows).postgresBind]))
                 .map { try $0.decode(String.self, "r") }
             return (rows, RehearsalAnalysis.Scale(sampleRows: Int64(rows.count), tableRows: estimate, tableBytes: try size.decode(Int64.self, "bytes")))
+        } catch let error as PostgresError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable {
+            if options.isStopRequested() { throw error }
+            throw RehearsalError.sampleNotReadInTime(table: blueprint.table, lockTimeout: options.sql.lockTimeout)
         }
     }
 
@@ -191,7 +204,8 @@ public final class Rehearsal {
         for statement in blueprint.after { _ = try scratch.execute(unsafeSQL: statement) }
         _ = try scratch.execute(unsafeSQL: "ANALYZE \(blueprint.table)")
         let tableOID = try scratch.query("SELECT to_regclass(\(blueprint.table))::oid::bigint AS oid")[0].decode(Int64.self, "oid")
-        let probe = RehearsalProbe(tableOID: tableOID, configuration: configuration)
+        let probe = RehearsalProbe(tableOID: tableOID, configuration: configuration,
+                                   countsSessionWAL: try RehearsalProbe.countsSessionWAL(on: scratch))
         var runnerOptions = PhaseRunner.Options(sql: options.sql, forceReaders: true, modernWriterWindow: .zero,
                                                 isStopRequested: options.isStopRequested)
         runnerOptions.statementObserver = probe
@@ -214,23 +228,22 @@ public final class Rehearsal {
                                      statementTimeout: options.statementTimeout)
         var outcomes = try replay.replay(at: "before expand", compares: false, on: scratch)
         var steps: [String] = []
-        // Every step forward and every rollback the plan allows, in order; whether the modern
-        // columns exist after it (the representations are compared only then).
-        let sequence: [(PhaseStep, Bool)] = [
-            (.expand, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.switchLegacy, true),
-            (.switchModern, true), (.backfill, true), (.switchLegacy, true), (.switchModern, true), (.backfill, true), (.contract, false),
-        ]
         var failure: RehearsalFinding?
+        var losses: [RehearsalFinding] = []
         var seen: [PhaseStep: Int] = [:]
-        for (step, hasModernColumns) in sequence {
+        for (step, hasModernColumns) in Self.sequence {
             seen[step, default: 0] += 1
             let label = step.name + (seen[step, default: 1] > 1 ? " (\(seen[step, default: 1]))" : "")
             if options.isStopRequested() { throw RehearsalError.stopped(at: "before \(label)") }
             log("rehearsing \(label)")
             steps.append(label)
+            probe.stepStarts(label)
+            // A rollback keeps every row written before it; the table may not be where it was
+            // after a hand-written expand, and then it is not counted.
+            let rowsBefore = step == .revertExpand ? (try? rowCount(blueprint.table, on: scratch)) : nil
             do {
                 if step == .backfill {
-                    try observeBackfill(runner: runner, probe: probe, scratch: scratch)
+                    try observeBackfill(label, runner: runner, probe: probe, scratch: scratch)
                 } else {
                     try runner.run(step)
                 }
@@ -245,6 +258,12 @@ public final class Rehearsal {
                     : "the step fails on the copy: \(error.description)")
                 break
             }
+            if let rowsBefore, let rowsAfter = try? rowCount(blueprint.table, on: scratch), rowsAfter < rowsBefore {
+                losses.append(RehearsalFinding(severity: .failure, step: label, message: """
+                    the rollback loses rows: the copy held \(RehearsalAnalysis.count(rowsBefore)) rows before it and \(RehearsalAnalysis.count(rowsAfter)) after; \
+                    a rollback must keep every row written before it
+                    """))
+            }
             if step != .contract {
                 outcomes += try replay.replay(at: "after \(label)", compares: hasModernColumns, on: scratch)
             }
@@ -255,12 +274,32 @@ public final class Rehearsal {
         var findings = RehearsalAnalysis.findings(observations: observations, estimates: estimates, table: blueprint.table, scale: scale,
                                                   lockTimeout: options.sql.lockTimeout, standbys: Int(standbys),
                                                   replays: statements, outcomes: outcomes)
-        if let failure { findings.insert(failure, at: findings.firstIndex { $0.severity != .failure } ?? findings.count) }
+        for finding in [failure].compactMap({ $0 }) + losses {
+            findings.insert(finding, at: findings.firstIndex { $0.severity != .failure } ?? findings.count)
+        }
         return Report(plan: source.plan.name, table: blueprint.table, checksum: checksum, id: id, scratchDatabase: scratchName,
                       scale: scale, steps: steps, observations: observations, estimates: estimates, statements: statements,
                       replays: outcomes, findings: findings, notes: notes,
                       lockTimeoutMilliseconds: Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up)),
                       verdict: findings.contains { $0.severity == .failure } ? .failed : .passed)
+    }
+
+    /// Every step forward and every rollback the plan allows, in the order the rehearsal runs
+    /// them, each with whether the modern columns exist after it (the representations are
+    /// compared only then): expand and its revert from a table with no modern data yet; the
+    /// switch and its rollback before and after a backfill; then, after switching back from a
+    /// backfilled table, the revert of expand while the modern columns hold converted rows;
+    /// and the whole way forward again to contract. Not a contract's revert: the phases allow
+    /// no rollback once contract has run, and that revert only undoes a contract stopped part way.
+    static let sequence: [(PhaseStep, Bool)] = [
+        (.expand, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.switchLegacy, true),
+        (.switchModern, true), (.backfill, true), (.switchLegacy, true), (.switchModern, true), (.backfill, true),
+        (.switchLegacy, true), (.revertExpand, false), (.expand, true), (.switchModern, true), (.backfill, true), (.contract, false),
+    ]
+
+    /// The rows of `table` on the copy.
+    private func rowCount(_ table: String, on scratch: PostgresConnection) throws -> Int64 {
+        try scratch.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table)"))[0].decode(Int64.self, "n")
     }
 
     /// Copies `rows` (row values as text) into the scratch table, a thousand at a time.
@@ -279,22 +318,27 @@ public final class Rehearsal {
         }
     }
 
-    /// Runs backfill on the copy, watching it as one statement: its locks sampled, its time and WAL.
-    private func observeBackfill(runner: PhaseRunner, probe: RehearsalProbe, scratch: PostgresConnection) throws {
-        let lsn = { try scratch.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn") }
-        let before = try lsn()
+    /// Runs backfill on the copy, watching it as one statement: its locks sampled, its time and
+    /// WAL (its session's own where the server counts it: every batch of the rehearsal's
+    /// backfill runs on the scratch session, one worker).
+    private func observeBackfill(_ label: String, runner: PhaseRunner, probe: RehearsalProbe, scratch: PostgresConnection) throws {
+        let wal = { () throws -> Int64 in
+            if probe.countsSessionWAL { return try RehearsalProbe.sessionWALBytes(on: scratch) }
+            return try scratch.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint AS bytes")[0].decode(Int64.self, "bytes")
+        }
+        let before = try wal()
         let started = ContinuousClock.now
         probe.startSampling(scratch.backendPID)
         var failure: (any Error)?
         do { try runner.run(.backfill) } catch { failure = error }
         let locks = try probe.stopSampling()
         let microseconds = Int64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
-        let after = try lsn()
-        let wal = try scratch.query("SELECT pg_wal_lsn_diff(\(after)::pg_lsn, \(before)::pg_lsn)::bigint AS bytes")[0].decode(Int64.self, "bytes")
+        let written = try wal() - before
         let batch = source.plan.step(.backfill)?.backfill.map { "batches of \($0.batch.path)" } ?? "no backfill file"
-        probe.record(StatementObservation(step: "backfill", file: nil, transaction: probe.nextTransaction(), isInTransaction: false,
+        probe.record(StatementObservation(step: label, file: nil, transaction: probe.nextTransaction(), isInTransaction: false,
                                           statement: "backfill (\(batch))", locks: locks, isLockSampled: true,
-                                          microseconds: microseconds, rowsVisited: nil, walBytes: wal,
+                                          microseconds: microseconds, rowsVisited: nil, walBytes: written,
+                                          walScope: probe.countsSessionWAL ? .session : .serverWide,
                                           error: failure.map { ($0 as? PostgresError)?.description ?? "\($0)" }))
         if let failure { throw failure }
     }

@@ -33,7 +33,8 @@ public enum RehearsalAnalysis {
         public var scalesWithRows: Bool
         /// Its estimated time on the real table, in microseconds.
         public var microseconds: Int64
-        /// Its estimated WAL on the real table, in bytes.
+        /// Its estimated WAL on the real table, in bytes, of the scope its observation measured
+        /// (``StatementObservation/walScope``).
         public var walBytes: Int64
         /// How long its strongest lock on the table would be held, in microseconds: until its
         /// transaction ends, so the rest of the file's statements count too; nil when it took none.
@@ -98,7 +99,7 @@ public enum RehearsalAnalysis {
             }
             if !observation.rewritten.isEmpty {
                 findings.append(.init(severity: .warning, step: observation.step, statement: statement,
-                                      message: "rewrites \(observation.rewritten.joined(separator: ", ")): an estimated \(time(estimate.microseconds)) and \(ReplicationText.bytes(estimate.walBytes)) of WAL on the real table"))
+                                      message: "rewrites \(observation.rewritten.joined(separator: ", ")): an estimated \(time(estimate.microseconds)) and \(ReplicationText.bytes(estimate.walBytes)) of \(observation.walScope == .session ? "" : "server-wide ")WAL on the real table"))
             }
             if !observation.indexesBuilt.isEmpty, let mode = held, mode.blocksWrites {
                 findings.append(.init(severity: .warning, step: observation.step, statement: statement,
@@ -115,8 +116,12 @@ public enum RehearsalAnalysis {
         }
         let wal = estimates.reduce(Int64(0)) { $0 + $1.walBytes }
         if standbys > 0 {
+            let serverWide = zip(observations, estimates).filter { $0.0.walScope == .serverWide }.reduce(Int64(0)) { $0 + $1.1.walBytes }
+            let measure = serverWide == 0 ? "" : serverWide == wal
+                ? " (measured server-wide: other sessions' WAL during the statements is counted too)"
+                : " (\(ReplicationText.bytes(serverWide)) of it measured server-wide: other sessions' WAL during those statements is counted too)"
             findings.append(.init(severity: wal >= 1 << 30 ? .warning : .note, step: "all steps",
-                                  message: "\(standbys == 1 ? "a standby" : "each of \(standbys) standbys") will replay an estimated \(ReplicationText.bytes(wal)) of WAL"))
+                                  message: "\(standbys == 1 ? "a standby" : "each of \(standbys) standbys") will replay an estimated \(ReplicationText.bytes(wal)) of WAL\(measure)"))
         }
         findings += replayFindings(replays, outcomes)
         return findings.enumerated().sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)

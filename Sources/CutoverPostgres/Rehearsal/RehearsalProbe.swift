@@ -6,8 +6,13 @@ import Synchronization
 /// Observes every statement a rehearsal's runner sends to the scratch copy of the table: the
 /// locks it took (read from `pg_locks` in its own transaction right after it, or sampled for a
 /// statement outside a transaction), whether it replaced a relation's file, the indexes it
-/// built, the constraints it validated, the rows it visited, its time and the WAL inserted
-/// meanwhile.
+/// built, the constraints it validated, the rows it visited, its time and its WAL.
+///
+/// The WAL is the session's own where the server counts it per session (PostgreSQL 18's
+/// `pg_stat_get_backend_wal`) and the statement runs outside a transaction: a session's count
+/// is brought up to date only between transactions. Elsewhere it is all the server inserted
+/// while the statement ran (`pg_current_wal_insert_lsn`), other sessions' WAL included, and
+/// the observation says so.
 final class RehearsalProbe: StatementObserver {
     /// What the server showed of the table and the session at one moment.
     private struct Reading: Decodable {
@@ -31,11 +36,13 @@ final class RehearsalProbe: StatementObserver {
     }
 
     private struct State {
+        var label: String?
         var step = ""
         var file: String?
         var isInTransaction = true
         var transaction = 0
         var before: Reading?
+        var sessionWALBefore: Int64?
         var started = ContinuousClock.now
         var observations: [StatementObservation] = []
     }
@@ -43,11 +50,36 @@ final class RehearsalProbe: StatementObserver {
     private let tableOID: Int64
     private let sampler: LockSampler
     private let state = Mutex(State())
+    /// Whether the server counts each session's WAL (`pg_stat_get_backend_wal`).
+    let countsSessionWAL: Bool
 
-    /// A probe of the scratch table `tableOID`, sampling with sessions opened by `configuration`.
-    init(tableOID: Int64, configuration: PostgresConfiguration) {
+    /// A probe of the scratch table `tableOID`, sampling with sessions opened by `configuration`;
+    /// `countsSessionWAL` says whether the server counts each session's WAL.
+    init(tableOID: Int64, configuration: PostgresConfiguration, countsSessionWAL: Bool) {
         self.tableOID = tableOID
         self.sampler = LockSampler(configuration: configuration)
+        self.countsSessionWAL = countsSessionWAL
+    }
+
+    /// Whether the server `connection` is on counts each session's WAL: PostgreSQL 18 and later.
+    static func countsSessionWAL(on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT to_regprocedure('pg_catalog.pg_stat_get_backend_wal(integer)') IS NOT NULL AS counts")[0]
+            .decode(Bool.self, "counts")
+    }
+
+    /// The WAL `connection`'s own session has written so far, up to date: the session's
+    /// counts reach the server's statistics when it goes idle outside a transaction, which
+    /// `pg_stat_force_next_flush` makes happen after this first statement, before the reading.
+    /// Only outside a transaction, on a server that ``countsSessionWAL(on:)``.
+    static func sessionWALBytes(on connection: PostgresConnection) throws -> Int64 {
+        try connection.query("SELECT pg_stat_force_next_flush()")
+        return try connection.query("SELECT wal_bytes::bigint AS bytes FROM pg_stat_get_backend_wal(pg_backend_pid())")[0]
+            .decode(Int64.self, "bytes")
+    }
+
+    /// The step the statements from now on belong to, as the report names it (`expand (2)`).
+    func stepStarts(_ label: String) {
+        state.withLock { $0.label = label }
     }
 
     /// Every observation so far, in order.
@@ -68,7 +100,7 @@ final class RehearsalProbe: StatementObserver {
 
     func fileStarts(_ file: String, step: String, isInTransaction: Bool) {
         state.withLock { state in
-            state.step = step
+            state.step = state.label ?? step
             state.file = file
             state.isInTransaction = isInTransaction
             state.transaction += 1
@@ -76,18 +108,20 @@ final class RehearsalProbe: StatementObserver {
     }
 
     func statementStarts(_ statement: String, on connection: PostgresConnection) throws {
+        let inTransaction = state.withLock { $0.isInTransaction }
+        let sessionWAL = try (!inTransaction && countsSessionWAL ? Self.sessionWALBytes(on: connection) : nil)
         let reading = try read(on: connection)
-        let inTransaction = state.withLock { state in
+        state.withLock { state in
             state.before = reading
+            state.sessionWALBefore = sessionWAL
             state.started = .now
-            return state.isInTransaction
         }
         if !inTransaction { sampler.start(watching: connection.backendPID) }
     }
 
     func statementEnded(_ statement: String, on connection: PostgresConnection, error: (any Error)?) throws {
         let ended = ContinuousClock.now
-        let (before, started, inTransaction) = state.withLock { ($0.before, $0.started, $0.isInTransaction) }
+        let (before, started, inTransaction, sessionWALBefore) = state.withLock { ($0.before, $0.started, $0.isInTransaction, $0.sessionWALBefore) }
         var sampled: [StatementObservation.RelationLock] = []
         if !inTransaction {
             do {
@@ -104,6 +138,7 @@ final class RehearsalProbe: StatementObserver {
         var built: [String] = []
         var validated: [String] = []
         var wal: Int64 = 0
+        var walScope = StatementObservation.WALScope.serverWide
         var visited: Int64?
         if let before, let after {
             if inTransaction {
@@ -116,14 +151,19 @@ final class RehearsalProbe: StatementObserver {
             built = after.files.keys.filter { before.files[$0] == nil && $0 != after.table }.sorted()
             // Added already validated: new, and valid at once (not NOT VALID, then VALIDATE).
             validated = after.constraints.filter { name, isValid in isValid && before.constraints[name] == nil }.map(\.key).sorted()
-            wal = try walBytes(from: before.lsn, to: after.lsn, on: connection)
+            if let sessionWALBefore {
+                wal = try Self.sessionWALBytes(on: connection) - sessionWALBefore
+                walScope = .session
+            } else {
+                wal = try walBytes(from: before.lsn, to: after.lsn, on: connection)
+            }
         }
         let message = error.map { ($0 as? PostgresError)?.description ?? "\($0)" }
         state.withLock { state in
             state.observations.append(StatementObservation(
                 step: state.step, file: state.file, transaction: state.transaction, isInTransaction: inTransaction,
                 statement: statement, locks: locks, isLockSampled: !inTransaction, microseconds: microseconds,
-                rowsVisited: visited, walBytes: wal, rewritten: rewritten,
+                rowsVisited: visited, walBytes: wal, walScope: walScope, rewritten: rewritten,
                 indexesBuilt: built, constraintsValidated: validated, error: message))
         }
     }

@@ -21,14 +21,19 @@ struct RehearseCommand: PhaseCommand {
             its columns, types, defaults, constraints, indexes and triggers (foreign keys to other tables are left \
             out), fills it with a sample of the real rows, and runs every step and every rollback the plan allows: \
             expand, rollback expand, expand, switch modern, rollback switch, switch modern, backfill, rollback switch, \
-            switch modern, backfill, contract. For each statement it reports the locks observed in pg_locks, any \
-            relation rewritten (its file replaced), its time and WAL on the sample and as estimated for the real table \
-            from its size. Before expand and after every step until contract it replays the applications' statements \
+            switch modern, backfill, rollback switch, rollback expand (with the modern columns backfilled; it must \
+            lose no row), expand, switch modern, backfill, contract. For each statement it reports the locks observed \
+            in pg_locks, any relation rewritten (its file replaced), its time and WAL on the sample and as estimated \
+            for the real table from its size; the WAL is the statement's own where the server counts it per session \
+            (PostgreSQL 18: a statement outside a transaction, and backfill), and otherwise marked server-wide: all \
+            the server wrote meanwhile, other sessions' included. Before expand and after every step until contract it replays the applications' statements \
             (the plan's "statements", or a built-in set of an update and a same-value update of each legacy column, an \
             insert, an upsert, a select and a delete) and compares the two representations after each. The scratch \
             database is always removed; one left by a rehearsal that was killed is removed by the next phase command. \
-            On the real database it only reads (the catalog, the table's size, the sample, under --lock-timeout) and \
-            records the rehearsal, which expand and contract require. Runs before expand only. Exits 0 when nothing \
+            On the real database it only reads (the catalog, the table's size, the sample) and records the \
+            rehearsal, which expand and contract require; each statement on the real table runs alone in its \
+            transaction with --lock-timeout as its lock and statement timeouts, so it holds its lock no longer than \
+            that, and the rehearsal stops (exit 1) when the sample cannot be read in that time. Runs before expand only. Exits 0 when nothing \
             would break, 3 when a statement that worked fails later, the representations disagree, a step fails, or a \
             lock that blocks the application would be held longer than --lock-timeout. With --suggest it only lists the statements \
             pg_stat_statements has seen on the table in this database, most called first, each marked legacy or \

@@ -10,7 +10,8 @@ struct RehearseResult: CommandResult {
 
     var text: String {
         var lines = ["rehearsal \(report.id) of plan \(report.plan) on a copy of \(report.table): \(count(scale.sampleRows)) of about "
-                     + "\(count(scale.tableRows)) rows (\(ReplicationText.bytes(scale.tableBytes))), in scratch database \(report.scratchDatabase), now removed"]
+                     + "\(count(scale.tableRows)) rows (\(ReplicationText.bytes(scale.tableBytes))), in scratch database \(report.scratchDatabase), now removed",
+                     "steps: \(report.steps.joined(separator: ", "))"]
         var step = ""
         var file: String?? = .none
         var held: (transaction: Int, mode: LockMode)?
@@ -79,7 +80,9 @@ struct RehearseResult: CommandResult {
         if !observation.indexesBuilt.isEmpty { parts.append("builds \(observation.indexesBuilt.joined(separator: ", "))") }
         let scaled = estimate.scalesWithRows && scale.factor > 1
         parts.append("\(time(observation.microseconds)) on the sample" + (scaled ? ", about \(time(estimate.microseconds)) on the table" : ""))
-        parts.append("WAL \(ReplicationText.bytes(observation.walBytes))" + (scaled ? ", about \(ReplicationText.bytes(estimate.walBytes)) on the table" : ""))
+        // Server-wide WAL counts every session's, the live application's too: said so, lest it be read as the statement's own.
+        let wal = observation.walScope == .session ? "its own WAL" : "server-wide WAL during the statement"
+        parts.append("\(wal) \(ReplicationText.bytes(observation.walBytes))" + (scaled ? ", about \(ReplicationText.bytes(estimate.walBytes)) on the table" : ""))
         if let error = observation.error { parts.append("FAILED: \(error)") }
         return parts.joined(separator: "; ")
     }
@@ -106,7 +109,7 @@ struct RehearseResult: CommandResult {
               "locks": .array(observation.locks.map { ["relation": .string($0.relation), "mode": .string($0.mode.description)] }),
               "locksSampled": .bool(observation.isLockSampled), "tableLock": observation.lock(on: report.table).map { .string($0.description) } ?? .null,
               "microseconds": .integer(observation.microseconds), "rowsVisited": observation.rowsVisited.map(JSONResult.integer) ?? .null,
-              "walBytes": .integer(observation.walBytes), "rewritten": .array(observation.rewritten.map(JSONResult.string)),
+              "walBytes": .integer(observation.walBytes), "walScope": .string(observation.walScope.rawValue), "rewritten": .array(observation.rewritten.map(JSONResult.string)),
               "indexesBuilt": .array(observation.indexesBuilt.map(JSONResult.string)),
               "constraintsValidated": .array(observation.constraintsValidated.map(JSONResult.string)),
               "error": observation.error.map(JSONResult.string) ?? .null,

@@ -146,4 +146,38 @@ extension BackfillStopTests {
         let finished = try await onThread { try PhaseBinary.finish(held.started, limit: .seconds(60)) }
         #expect(finished.status == 0, "\(finished.diagnostics)")
     }
+
+    @Test func historyKeepsTheTimeABackfillWasThrottledAndPaused() async throws {
+        let db = try await WorkflowDatabase.make("backfill_history_held", rows: 200)
+        let held = try await Self.heldBackfill(db)
+        let resumedAt = ContinuousClock.now
+        let resumed = try await db.phase("backfill", "--resume")
+        #expect(resumed.status == 0, "\(resumed.diagnostics)")
+        let finished = try await onThread { try PhaseBinary.finish(held.started, limit: .seconds(60)) }
+        #expect(finished.status == 0, "\(finished.diagnostics)")
+        // The pause held the backfill from before the test saw it until after the test resumed it.
+        let pausedAtLeast = DurationText.milliseconds(in: resumedAt - held.pauseSeen)
+
+        let json = try await db.phase("--format", "json", "history")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let runs = entries.compactMap { $0["backfill"] as? [String: Any] }
+        #expect(runs.count == 1, "\(json.output)")
+        let run = try #require(runs.first)
+        let throttled = try #require((run["throttledMs"] as? Int).map(Int64.init), "\(run)")
+        let paused = try #require((run["pausedMs"] as? Int).map(Int64.init), "\(run)")
+        #expect(throttled >= DurationText.milliseconds(in: held.throttledAtLeast) && throttled > 0,
+                "throttled \(throttled) ms, held at least \(held.throttledAtLeast)")
+        #expect(paused >= pausedAtLeast && paused > 0, "paused \(paused) ms, held at least \(pausedAtLeast) ms")
+        // 20 batches of 10 rows and the empty one that ends the pass.
+        let integers = ["batches", "convertedThisRun", "batchSize", "targetBatchMs", "replicaWaitedMs"].map { run[$0] as? Int }
+        #expect(integers == [21, 200, 10, 0, 0], "\(run)")
+        #expect(run["lastThrottleReason"] as? String == "the throttle query answered true", "\(run)")
+        let rate = try #require(run["rowsPerSecond"] as? Int, "\(run)")
+
+        let history = try await db.phase("history")
+        let pace = "      pace: 21 batches, 200 rows converted in this run at \(rate) rows/s; batches of 10 rows (fixed), nice ratio 0; "
+            + "throttled \(DurationText.format(.milliseconds(throttled))), paused \(DurationText.format(.milliseconds(paused))), "
+            + "waited for standbys 0s"
+        #expect(history.output.split(separator: "\n").map(String.init).contains(pace), "expected \(pace)\n\(history.output)")
+    }
 }

@@ -272,19 +272,30 @@ struct BackfillControlTests {
         }
         let hasRun = try await waitFor { (observed.latest?.converted ?? 0) >= 50 }
         #expect(hasRun)
-        // The retune commits while this transaction holds the row every batch updates with its
-        // cursor, so the rows converted when it commits are exactly those read here.
-        let retunedAt = try await db.sql { connection in
-            try connection.withTransaction { connection -> Int64 in
+        // This transaction holds the row every batch updates with its cursor, waits until a batch
+        // is held there (it began before the retune), then writes the retune and commits: the
+        // batch in flight commits after it at the old pace, and the next one reads the retune.
+        let (retunedAt, hasHeldABatch) = try await db.sql { connection in
+            try connection.withTransaction { connection -> (Int64, Bool) in
                 let converted = try connection.query("""
                     SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts' FOR UPDATE
                     """)[0].decode(Int64.self, "backfill_converted")
+                let holder = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+                let watcher = try db.database.connect()
+                let deadline = ContinuousClock.now + .seconds(30)
+                var isHeld = false
+                while !isHeld && ContinuousClock.now < deadline {
+                    isHeld = try watcher.query("""
+                        SELECT count(*) AS n FROM pg_stat_activity WHERE \(holder) = ANY (pg_blocking_pids(pid))
+                        """)[0].decode(Int64.self, "n") == 1
+                    if !isHeld { Thread.sleep(forTimeInterval: 0.002) }
+                }
                 try BackfillControl.retune(plan: "drafts", targetBatchTime: .milliseconds(200), niceRatio: 0, maximumActiveSessions: nil,
                                            maximumReplicaLag: nil, osUser: "ops", on: connection)
-                return converted
+                return (converted, isHeld)
             }
         }
-        #expect(retunedAt < 300, "the retune came while batches were left to run: \(retunedAt)")
+        #expect(hasHeldABatch && retunedAt < 300, "a batch in flight when the retune came, with batches left to run: \(retunedAt)")
         let hasHeard = try await waitFor { observed.latest?.niceRatio == 0 }
         #expect(hasHeard, "the running backfill hears the retune")
         let progress = try await backfill.value
@@ -296,13 +307,11 @@ struct BackfillControlTests {
         let before = batches.filter { $0.converted <= retunedAt }
         let after = batches.filter { $0.converted > retunedAt }
         #expect(!before.isEmpty && before.allSatisfy(isOld), "\(before)")
-        // The batch in flight when the retune committed may have begun at the old pace; every
-        // batch after it runs at the new one, and its size follows the new target.
-        #expect(after.count >= 3, "\(after)")
-        let inFlight = after.first.map(isOld) == true ? 1 : 0
-        #expect(after.dropFirst(inFlight).allSatisfy(isNew), "at most one batch at the old pace after the retune: \(after)")
-        let firstRetuned = after.dropFirst(inFlight).first
-        #expect((firstRetuned?.batchSize ?? 0) > 10, "the size follows the new target from that batch: \(after)")
+        // Only the batch in flight ran at the old pace after the retune; every batch after it
+        // runs at the new one, and its size follows the new target.
+        #expect(after.count >= 3 && after.first.map(isOld) == true, "\(after)")
+        #expect(after.dropFirst().allSatisfy(isNew), "one batch at the old pace after the retune, no more: \(after)")
+        #expect((after.dropFirst().first?.batchSize ?? 0) > 10, "the size follows the new target from that batch: \(after)")
         // Each rest is 30 ms and the nice ratio the batch reported times the time it took.
         for (batch, next) in zip(batches, batches.dropFirst()) {
             #expect(next.paused - batch.paused == .milliseconds(30) + batch.lastBatchTime * batch.niceRatio,

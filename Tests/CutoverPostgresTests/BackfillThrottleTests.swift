@@ -251,4 +251,75 @@ struct BackfillControlTests {
         #expect(control?.isPaused == false && control?.niceRatio == 0, "the engine only reads the control; the runner clears it when the step is done")
         await db.close()
     }
+
+    @Test func aRetuneWhileBatchesRunChangesThePaceFromTheBatchAfterTheOneInFlight() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_control_retune", rows: 400, width: 3)
+        let configuration = db.database.configuration()
+        // Fixed batches of 10 rows, each followed by a rest of 30 ms and as long again as the
+        // batch took: 40 batches. A long lock timeout: the retune below holds the cursor's row
+        // for a moment.
+        let source = try PlanSource.builtIn()
+        let step = try #require(source.plan.step(.backfill)?.backfill)
+        let engine = try BackfillEngine(source, backfill: step,
+                                        options: .init(batchSize: 10, batchDelay: .milliseconds(30), niceRatio: 1, lockTimeout: .seconds(30)))
+        let observed = Observed()
+        let backfill = Task {
+            try await onThread {
+                try engine.run(on: PostgresConnection(configuration: configuration),
+                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
+                               log: { line in observed.lines.withLock { $0.append(line) } })
+            }
+        }
+        let hasRun = try await waitFor { (observed.latest?.converted ?? 0) >= 50 }
+        #expect(hasRun)
+        // This transaction holds the row every batch updates with its cursor, waits until a batch
+        // is held there (it began before the retune), then writes the retune and commits: the
+        // batch in flight commits after it at the old pace, and the next one reads the retune.
+        let (retunedAt, hasHeldABatch) = try await db.sql { connection in
+            try connection.withTransaction { connection -> (Int64, Bool) in
+                let converted = try connection.query("""
+                    SELECT backfill_converted FROM cutover.migration_state WHERE plan = 'drafts' FOR UPDATE
+                    """)[0].decode(Int64.self, "backfill_converted")
+                let holder = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+                let watcher = try db.database.connect()
+                let deadline = ContinuousClock.now + .seconds(30)
+                var isHeld = false
+                while !isHeld && ContinuousClock.now < deadline {
+                    isHeld = try watcher.query("""
+                        SELECT count(*) AS n FROM pg_stat_activity WHERE \(holder) = ANY (pg_blocking_pids(pid))
+                        """)[0].decode(Int64.self, "n") == 1
+                    if !isHeld { Thread.sleep(forTimeInterval: 0.002) }
+                }
+                try BackfillControl.retune(plan: "drafts", targetBatchTime: .milliseconds(200), niceRatio: 0, maximumActiveSessions: nil,
+                                           maximumReplicaLag: nil, osUser: "ops", on: connection)
+                return (converted, isHeld)
+            }
+        }
+        #expect(hasHeldABatch && retunedAt < 300, "a batch in flight when the retune came, with batches left to run: \(retunedAt)")
+        let hasHeard = try await waitFor { observed.latest?.niceRatio == 0 }
+        #expect(hasHeard, "the running backfill hears the retune")
+        let progress = try await backfill.value
+        #expect(progress.converted == 400)
+
+        let batches = observed.progress.withLock { $0 }.filter { $0.batches > 0 }
+        let isOld = { (batch: BackfillEngine.Progress) in batch.niceRatio == 1 && batch.targetBatchTime == .zero && batch.batchSize == 10 }
+        let isNew = { (batch: BackfillEngine.Progress) in batch.niceRatio == 0 && batch.targetBatchTime == .milliseconds(200) }
+        let before = batches.filter { $0.converted <= retunedAt }
+        let after = batches.filter { $0.converted > retunedAt }
+        #expect(!before.isEmpty && before.allSatisfy(isOld), "\(before)")
+        // Only the batch in flight ran at the old pace after the retune; every batch after it
+        // runs at the new one, and its size follows the new target.
+        #expect(after.count >= 3 && after.first.map(isOld) == true, "\(after)")
+        #expect(after.dropFirst().allSatisfy(isNew), "one batch at the old pace after the retune, no more: \(after)")
+        #expect((after.dropFirst().first?.batchSize ?? 0) > 10, "the size follows the new target from that batch: \(after)")
+        // Each rest is 30 ms and the nice ratio the batch reported times the time it took.
+        for (batch, next) in zip(batches, batches.dropFirst()) {
+            #expect(next.paused - batch.paused == .milliseconds(30) + batch.lastBatchTime * batch.niceRatio,
+                    "rest after batch \(batch.batches): \(next.paused - batch.paused), took \(batch.lastBatchTime) at ratio \(batch.niceRatio)")
+        }
+        let retuned = observed.lines.withLock { $0 }.filter { $0.hasPrefix("backfill retuned by ") }
+        #expect(retuned.count == 1 && retuned.first?.hasSuffix(" as ops: target batch time 200ms, nice ratio 0, from this batch on") == true,
+                "\(retuned)")
+        await db.close()
+    }
 }

@@ -20,29 +20,74 @@ struct BackfillWorkersTests {
         return try BackfillEngine(source, backfill: step, options: options)
     }
 
-    /// A table of `rows` v1-only drafts after expand, which records every row's conversion (its
-    /// document going from NULL to a value), whoever made it, in `conversions`.
+    /// The `application_name` of the sessions the backfill runs on: the connection it is
+    /// given, and the workers' sessions, which open like it.
+    static let backfillApplication = "audited-backfill"
+
+    /// A connection for the backfill, which the audit tells apart from the application's.
+    static func backfillSession(_ db: StoreDatabase) throws -> PostgresConnection {
+        try db.database.connect(applicationName: backfillApplication)
+    }
+
+    /// A table of `rows` v1-only drafts after expand, which records every update of a row in
+    /// `draft_writes`: its key, whether a session of the backfill made it, and whether the row
+    /// had its document before and after. The trigger runs AFTER the update, so that it sees the
+    /// row as stored, whatever the plan's BEFORE trigger (`cutover_sync`) filled in.
     static func auditedTable(_ label: String, rows: Int) async throws -> StoreDatabase {
         let db = try await BackfillEngineTests.expandedTable(label, rows: rows, width: 3)
         try await db.sql { connection in
             try connection.execute(unsafeSQL: """
-                CREATE TABLE conversions (id text NOT NULL);
-                CREATE FUNCTION record_conversion() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN INSERT INTO conversions VALUES (NEW.id); RETURN NULL; END $$;
-                CREATE TRIGGER conversion AFTER UPDATE ON drafts FOR EACH ROW
-                 WHEN (OLD.document IS NULL AND NEW.document IS NOT NULL) EXECUTE FUNCTION record_conversion();
+                CREATE TABLE draft_writes (id text NOT NULL, by_backfill boolean NOT NULL, had_document boolean NOT NULL,
+                                           has_document boolean NOT NULL);
+                CREATE FUNCTION record_draft_write() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO draft_writes
+                    VALUES (NEW.id, current_setting('application_name') = '\(backfillApplication)', OLD.document IS NOT NULL,
+                            NEW.document IS NOT NULL);
+                    RETURN NULL;
+                END $$;
+                CREATE TRIGGER draft_write AFTER UPDATE ON drafts FOR EACH ROW EXECUTE FUNCTION record_draft_write();
                 """)
         }
         return db
     }
 
-    /// Rows converted, and rows converted more than once.
-    static func conversions(_ db: StoreDatabase) async throws -> (rows: Int64, twice: Int64) {
+    /// What the audit of an `auditedTable` saw.
+    struct Audit: Equatable, CustomStringConvertible {
+        /// Rows the backfill converted (their document went from NULL to a value in its update).
+        var byBackfill: Int64
+        /// Rows the application's writes converted.
+        var byApplication: Int64
+        /// Rows converted more than once, by anyone.
+        var convertedAgain: Int64
+        /// Updates the backfill made.
+        var backfillWrites: Int64
+        /// Updates the backfill made to a row that already had its document.
+        var backfillWritesOfConvertedRows: Int64
+
+        var description: String {
+            "by backfill \(byBackfill), by application \(byApplication), converted again \(convertedAgain), "
+                + "backfill writes \(backfillWrites), of converted rows \(backfillWritesOfConvertedRows)"
+        }
+    }
+
+    static func audit(_ db: StoreDatabase) async throws -> Audit {
         try await db.sql { connection in
             let row = try connection.query("""
-                SELECT count(DISTINCT id) AS rows, count(*) - count(DISTINCT id) AS twice FROM conversions
+                WITH conversions AS (
+                    SELECT id, count(*) FILTER (WHERE by_backfill) AS by_backfill, count(*) FILTER (WHERE NOT by_backfill) AS by_application
+                      FROM draft_writes WHERE NOT had_document AND has_document GROUP BY id
+                )
+                SELECT (SELECT count(*) FROM conversions WHERE by_backfill > 0) AS by_backfill,
+                       (SELECT count(*) FROM conversions WHERE by_application > 0) AS by_application,
+                       (SELECT count(*) FROM conversions WHERE by_backfill + by_application > 1) AS converted_again,
+                       (SELECT count(*) FROM draft_writes WHERE by_backfill) AS backfill_writes,
+                       (SELECT count(*) FROM draft_writes WHERE by_backfill AND had_document) AS backfill_writes_of_converted_rows
                 """)[0]
-            return (try row.decode(Int64.self, "rows"), try row.decode(Int64.self, "twice"))
+            return Audit(byBackfill: try row.decode(Int64.self, "by_backfill"), byApplication: try row.decode(Int64.self, "by_application"),
+                         convertedAgain: try row.decode(Int64.self, "converted_again"),
+                         backfillWrites: try row.decode(Int64.self, "backfill_writes"),
+                         backfillWritesOfConvertedRows: try row.decode(Int64.self, "backfill_writes_of_converted_rows"))
         }
     }
 
@@ -74,7 +119,7 @@ struct BackfillWorkersTests {
         }
         let progress: BackfillEngine.Progress
         do {
-            progress = try await onThread { try engine.run(on: db.database.connect()) }
+            progress = try await onThread { try engine.run(on: Self.backfillSession(db)) }
         } catch {
             done.store(true, ordering: .relaxed)
             _ = try? await writers.value
@@ -85,11 +130,18 @@ struct BackfillWorkersTests {
         #expect(writes > 0)
 
         #expect(progress.workers == 4)
-        // The writers began first: the rows they converted before the backfill began are neither's.
-        let initial = try #require(try await db.sql { try MigrationState.load(plan: "drafts", on: $0) }?.backfillInitialRemaining)
-        #expect(initial <= 400 && progress.converted + progress.convertedByApplication == initial, "\(progress), initial \(initial)")
-        let (rows, twice) = try await Self.conversions(db)
-        #expect(rows == 400 && twice == 0)
+        // Every row converted exactly once: by the backfill, or by the application before the
+        // backfill reached it; and no update of the backfill wrote a row twice or a row the
+        // application had converted.
+        let audit = try await Self.audit(db)
+        #expect(audit.byBackfill == progress.converted && audit.byBackfill + audit.byApplication == 400, "\(audit); \(progress)")
+        #expect(audit.convertedAgain == 0, "\(audit)")
+        #expect(audit.backfillWrites == audit.byBackfill && audit.backfillWritesOfConvertedRows == 0, "\(audit)")
+        // The writers began first; they also converted rows while the backfill ran.
+        let state = try await db.sql { try MigrationState.load(plan: "drafts", on: $0) }
+        let initial = try #require(state?.backfillInitialRemaining)
+        #expect(progress.convertedByApplication > 0 && progress.converted + progress.convertedByApplication == initial,
+                "\(progress), initial \(initial)")
         let check = try await db.sql { connection in
             let row = try connection.query("""
                 SELECT (SELECT count(*) FROM drafts WHERE document IS NULL) AS left,
@@ -109,7 +161,7 @@ struct BackfillWorkersTests {
         let db = try await Self.auditedTable("backfill_workers_killed", rows: 400)
         // Batches of 5 rows 50 ms apart: each range of about 100 rows takes a second or more.
         let engine = try Self.engine(workers: 4, batchSize: 5, batchDelay: .milliseconds(50))
-        let run = Task { try await onThread { try engine.run(on: db.database.connect()) } }
+        let run = Task { try await onThread { try engine.run(on: Self.backfillSession(db)) } }
         let victim = try await db.sql { connection -> Int32 in
             while true {
                 let rows = try connection.query("""
@@ -134,28 +186,35 @@ struct BackfillWorkersTests {
         }
         #expect(ranges.map(\.1) == [true, true, false, true], "the other workers finish their ranges")
         #expect(ranges[2].0 == victim && ranges[2].2 != nil, "the killed worker's range keeps its cursor")
-        let (partly, twice) = try await Self.conversions(db)
-        #expect(partly < 400 && twice == 0)
+        let partly = try await Self.audit(db)
+        #expect(partly.byBackfill < 400 && partly == Audit(byBackfill: partly.byBackfill, byApplication: 0, convertedAgain: 0,
+                                                           backfillWrites: partly.byBackfill, backfillWritesOfConvertedRows: 0),
+                "the killed worker's batch in flight rolled back: \(partly)")
 
         let notices = Mutex<[String]>([])
         let rerun = try await onThread {
-            try Self.engine(workers: 2, batchSize: 50).run(on: db.database.connect(), log: { line in notices.withLock { $0.append(line) } })
+            try Self.engine(workers: 2, batchSize: 50).run(on: Self.backfillSession(db), log: { line in notices.withLock { $0.append(line) } })
         }
         #expect(notices.withLock { $0 }.contains("backfill: going on with 1 of the 4 key ranges an earlier run began, each from its cursor"),
                 "\(notices.withLock { $0 })")
-        #expect(rerun.converted == 400 && rerun.convertedBefore == partly, "\(rerun)")
-        let (rows, again) = try await Self.conversions(db)
-        #expect(rows == 400 && again == 0)
-        #expect(try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") } == 0)
+        #expect(rerun.converted == 400 && rerun.convertedBefore == partly.byBackfill, "\(rerun)")
+        let audit = try await Self.audit(db)
+        #expect(audit == Audit(byBackfill: 400, byApplication: 0, convertedAgain: 0, backfillWrites: 400, backfillWritesOfConvertedRows: 0),
+                "every row converted once by the two runs together: \(audit)")
+        let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
+        #expect(left == 0)
         await db.close()
     }
 
     @Test func aSingleWorkerWalksTheTableWithoutRangesAndAPlanOfSQLFilesHasNone() async throws {
         let db = try await Self.auditedTable("backfill_workers_single", rows: 30)
-        let progress = try await onThread { try Self.engine(workers: 1, batchSize: 7).run(on: db.database.connect()) }
+        let progress = try await onThread { try Self.engine(workers: 1, batchSize: 7).run(on: Self.backfillSession(db)) }
         #expect(progress.converted == 30 && progress.workers == 1)
-        #expect(try await db.sql { try $0.query("SELECT count(*) AS n FROM cutover.backfill_ranges")[0].decode(Int64.self, "n") } == 0)
-        #expect(try await Self.conversions(db) == (30, 0))
+        let ranges = try await db.sql { try $0.query("SELECT count(*) AS n FROM cutover.backfill_ranges")[0].decode(Int64.self, "n") }
+        #expect(ranges == 0)
+        let audit = try await Self.audit(db)
+        #expect(audit == Audit(byBackfill: 30, byApplication: 0, convertedAgain: 0, backfillWrites: 30, backfillWritesOfConvertedRows: 0),
+                "\(audit)")
         await db.close()
 
         let format1 = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -23,7 +23,7 @@ final class PollerGroup: TaskExecutor {
     private let nextJob = Atomic<Int>(0)
 
     private init?(count: Int) {
-        let pollers = (0..<count).compactMap { SocketPoller(name: "cutover-poller-\($0)") }
+        let pollers = (0..<count).compactMap { SocketPoller(name: "cutover-poll-\($0)") }
         guard !pollers.isEmpty else { return nil }
         self.pollers = pollers
         for poller in pollers { poller.runJobs(on: asUnownedTaskExecutor()) }

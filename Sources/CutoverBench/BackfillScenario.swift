@@ -121,7 +121,91 @@ struct BackfillScenario {
             ratio: smallPeak > 0 ? largePeak / smallPeak : nil, goal: .ratioBelow(1.1),
             rows: rows, duration: ours.map(\.duration.seconds).reduce(0, +),
             settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
-        return [throughput, liveLoad, memory]
+        var results = [throughput, liveLoad, memory]
+        if let standby = try await measureUnderStandbyCeiling(database, pool: pool, label: label,
+                                                              unthrottled: median(ours.map(\.rowsPerSecond))) {
+            results.append(standby)
+        }
+        return results
+    }
+
+    /// The replay-lag ceiling of the standby run.
+    static let standbyCeiling: Duration = .seconds(1)
+    /// How often the standby run reads the standby's lag.
+    static let lagSampleInterval: Duration = .milliseconds(100)
+
+    /// "backfill N rows, standby lag ceiling 1 s": the plan's backfill of a fresh table while a
+    /// hot standby, which the benchmark starts from its own cluster (`pg_basebackup -R`),
+    /// streams and replays, with the backfill's replay-lag ceiling at ``standbyCeiling``, under
+    /// the same live load; the standby's lag is read every ``lagSampleInterval`` from
+    /// another session the way the backfill reads it (``StandbyLagMonitor``). Reports the
+    /// largest lag seen against the ceiling (goal: under it for the whole backfill) and the
+    /// backfill's rows/s beside the unthrottled runs'. Nil with `--database-url`, whose server
+    /// the benchmark cannot give a standby.
+    private func measureUnderStandbyCeiling(_ database: BenchDatabase, pool: PostgresPool, label: String,
+                                            unthrottled: Double) async throws -> ScenarioResult? {
+        guard let cluster = server.cluster else {
+            log.step("backfill: no standby run with --database-url (the benchmark starts a standby only of its own cluster)")
+            return nil
+        }
+        log.step("backfill: starting a streaming standby")
+        let standby = try await cluster.startStandby()
+        defer { standby.stop() }
+        var load = try await freshTable(rows: options.lengths.backfillRows, in: database, pool: pool)
+        let (source, step) = try draftsBackfill()
+        var pace = engineOptions(for: step)
+        pace.replicaLag = ReplicaLagCeiling(maximum: Self.standbyCeiling)
+        let engine = try BackfillEngine(source, backfill: step, options: pace)
+        let configuration = database.configuration
+        let sampling = StopSignal()
+        let sampler = Task {
+            try await runOnDedicatedThread(named: "cutover-bench-lag") { () throws -> (largest: Duration, samples: Int) in
+                let connection = try PostgresConnection(configuration: configuration)
+                let monitor = StandbyLagMonitor(ceiling: ReplicaLagCeiling(maximum: Self.standbyCeiling), log: { _ in })
+                var largest = Duration.zero
+                var samples = 0
+                while !sampling.isRaised {
+                    let lags = try monitor.measure(on: connection)
+                    guard !lags.isEmpty else { throw BenchError("the benchmark's standby does not stream from its cluster") }
+                    largest = max(largest, lags.map(\.lag).max() ?? .zero)
+                    samples += 1
+                    Thread.sleep(forTimeInterval: Self.lagSampleInterval.seconds)
+                }
+                return (largest, samples)
+            }
+        }
+        let run: Run
+        do {
+            run = try await measureBackfill(database, load: &load) {
+                let began = ContinuousClock.now
+                let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
+                    try engine.run(on: PostgresConnection(configuration: configuration))
+                }
+                return (progress.converted, ContinuousClock.now - began)
+            }
+        } catch {
+            sampling.raise()
+            // The backfill's error is the one to report; the sampler's, if any, came after it.
+            _ = await sampler.result
+            throw error
+        }
+        sampling.raise()
+        let (largest, samples) = try await sampler.value
+        log.step("backfill, \(label) rows, streaming standby: \(Format.number(run.rowsPerSecond)) rows/s, largest replay lag \(Format.milliseconds(largest.seconds * 1000)) (ceiling \(Format.milliseconds(Self.standbyCeiling.seconds * 1000)))")
+        return ScenarioResult(
+            scenario: "backfill, \(label) rows, standby lag ceiling \(Int(Self.standbyCeiling.seconds)) s", unit: "s",
+            ours: largest.seconds, baselineName: "the ceiling", baseline: Self.standbyCeiling.seconds,
+            ratio: largest.seconds / Self.standbyCeiling.seconds, goal: .ratioBelow(1),
+            latencyOurs: run.saves.latencies.summary, rows: Int(run.rows), duration: run.duration.seconds,
+            extra: ["rows_per_second": run.rowsPerSecond, "unthrottled_rows_per_second": unthrottled,
+                    "lag_samples": Double(samples)],
+            settings: "one hot standby streaming over loopback from the benchmark's cluster, replaying on the same machine; "
+                + "the backfill waits before a batch while the standby's replay lag is over the ceiling; lag read every "
+                + "\(Int(Self.lagSampleInterval.milliseconds)) ms from another session; the same live load",
+            notes: ["ours is the largest replay lag seen during the backfill; extra.rows_per_second is the backfill's throughput under the ceiling, "
+                    + "extra.unthrottled_rows_per_second the median of the runs above without a standby",
+                    "a lag is the age of the oldest WAL position the standby had not replayed among those noted at each reading, "
+                    + "so a lag shorter than the reading interval reads 0"])
     }
 
     /// One unmeasured set-based backfill of a fresh table, without a live load, so that the

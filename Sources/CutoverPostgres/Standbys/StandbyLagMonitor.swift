@@ -14,12 +14,12 @@ import PostgresClient
 /// measurement counts from that measurement, so it is never overstated. The primary learns a
 /// standby's replay position from its replies (`wal_receiver_status_interval`, 10 s by
 /// default, and whenever WAL arrives), so a lag read on an idle primary can be that old.
-final class StandbyLagMonitor {
+package final class StandbyLagMonitor {
     /// One standby's lag now.
-    struct Lag: Equatable {
-        var name: String
-        var lag: Duration
-        var bytes: Int64
+    package struct Lag: Equatable {
+        package var name: String
+        package var lag: Duration
+        package var bytes: Int64
     }
 
     /// The ceiling; an operator's retune changes its maximum between batches.
@@ -36,13 +36,13 @@ final class StandbyLagMonitor {
     private(set) var measuredAt: ContinuousClock.Instant?
     private static let maximumNoted = 100_000
 
-    init(ceiling: ReplicaLagCeiling, log: @escaping (String) -> Void) {
+    package init(ceiling: ReplicaLagCeiling, log: @escaping (String) -> Void) {
         self.ceiling = ceiling
         self.log = log
     }
 
     /// Notes the primary's WAL position now and returns the lag of every standby waited for.
-    func measure(on connection: PostgresConnection) throws -> [Lag] {
+    package func measure(on connection: PostgresConnection) throws -> [Lag] {
         let position = try connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn")
         let rows = try StandbyReplication.list(upstream: "primary", on: connection).filter(\.isStandby)
         let now = clock.now

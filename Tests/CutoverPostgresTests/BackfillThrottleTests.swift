@@ -188,6 +188,20 @@ struct BackfillControlTests {
         var latest: BackfillEngine.Progress? { progress.withLock { $0.last } }
     }
 
+    /// Runs `engine` on a thread of its own, keeping what it reports.
+    private static func start(_ engine: BackfillEngine, on configuration: PostgresConfiguration)
+        -> (Task<BackfillEngine.Progress, any Error>, Observed) {
+        let observed = Observed()
+        let backfill = Task {
+            try await onThread {
+                try engine.run(on: PostgresConnection(configuration: configuration),
+                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
+                               log: { line in observed.lines.withLock { $0.append(line) } })
+            }
+        }
+        return (backfill, observed)
+    }
+
     private func waitFor(_ condition: @Sendable () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(60)
         while !condition() {
@@ -204,14 +218,7 @@ struct BackfillControlTests {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         let engine = try BackfillEngine(source, backfill: step, options: .init(batchSize: 10, batchDelay: .milliseconds(50), niceRatio: 0.5))
-        let observed = Observed()
-        let backfill = Task {
-            try await onThread {
-                try engine.run(on: PostgresConnection(configuration: configuration),
-                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
-                               log: { line in observed.lines.withLock { $0.append(line) } })
-            }
-        }
+        let (backfill, observed) = Self.start(engine, on: configuration)
         #expect(try await waitFor { (observed.latest?.converted ?? 0) >= 30 })
         let pausedAt = try await db.sql { connection -> Int64 in
             try BackfillControl.pause(plan: "drafts", osUser: "ops", on: connection)
@@ -262,14 +269,7 @@ struct BackfillControlTests {
         let step = try #require(source.plan.step(.backfill)?.backfill)
         let engine = try BackfillEngine(source, backfill: step,
                                         options: .init(batchSize: 10, batchDelay: .milliseconds(30), niceRatio: 1, lockTimeout: .seconds(30)))
-        let observed = Observed()
-        let backfill = Task {
-            try await onThread {
-                try engine.run(on: PostgresConnection(configuration: configuration),
-                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
-                               log: { line in observed.lines.withLock { $0.append(line) } })
-            }
-        }
+        let (backfill, observed) = Self.start(engine, on: configuration)
         let hasRun = try await waitFor { (observed.latest?.converted ?? 0) >= 50 }
         #expect(hasRun)
         // This transaction holds the row every batch updates with its cursor, waits until a batch

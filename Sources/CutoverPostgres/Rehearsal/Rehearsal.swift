@@ -258,11 +258,23 @@ public final class Rehearsal {
                     : "the step fails on the copy: \(error.description)")
                 break
             }
-            if let rowsBefore, let rowsAfter = try? rowCount(blueprint.table, on: scratch), rowsAfter < rowsBefore {
-                losses.append(RehearsalFinding(severity: .failure, step: label, message: """
-                    the rollback loses rows: the copy held \(RehearsalAnalysis.count(rowsBefore)) rows before it and \(RehearsalAnalysis.count(rowsAfter)) after; \
-                    a rollback must keep every row written before it
-                    """))
+            if let rowsBefore {
+                // Counted before, the table must still be there to count after: a rollback that
+                // drops it loses every row.
+                do {
+                    let rowsAfter = try rowCount(blueprint.table, on: scratch)
+                    if rowsAfter < rowsBefore {
+                        losses.append(RehearsalFinding(severity: .failure, step: label, message: """
+                            the rollback loses rows: the copy held \(RehearsalAnalysis.count(rowsBefore)) rows before it and \(RehearsalAnalysis.count(rowsAfter)) after; \
+                            a rollback must keep every row written before it
+                            """))
+                    }
+                } catch {
+                    losses.append(RehearsalFinding(severity: .failure, step: label, message: """
+                        the rollback leaves the table unreadable: the copy held \(RehearsalAnalysis.count(rowsBefore)) rows before it, and after it \
+                        counting them failed (\((error as? PostgresError)?.description ?? "\(error)")); a rollback must keep every row written before it
+                        """))
+                }
             }
             if step != .contract {
                 outcomes += try replay.replay(at: "after \(label)", compares: hasModernColumns, on: scratch)

@@ -16,8 +16,10 @@ extension PlanCompiler {
     /// the statement itself, and the sync trigger fills them (``SyncTrigger``): the trigger,
     /// which must tell the backfill from a writer, would otherwise call `up` a second time to
     /// compare. Other columns get `coalesce(column, function(row))` from the statement. Rows are
-    /// picked by the index's predicate alone; a row whose functions give NULL stays as it was,
-    /// is not counted as converted, and is not counted as remaining either.
+    /// picked by the index's predicate alone; a row whose functions all give NULL stays as it
+    /// was and is counted neither as converted nor as remaining. A row counts as converted when,
+    /// after the batch, not every target's columns are NULL (so, in a plan of several targets, a
+    /// row whose other target already had a value counts even if this one's function gave NULL).
     func backfillBatch() -> CompiledFile {
         let purpose = """
             Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key

@@ -11,6 +11,16 @@ struct CompiledSteps {
 
     var plan: MigrationPlan { compiled.plan }
 
+    /// `manifest` compiled, and its expand run on `database` with the control schema installed,
+    /// after `setup` (the table and its rows); the steps run on `connection`'s session.
+    static func expanded(_ manifest: String, on connection: PostgresConnection, after setup: String) throws -> CompiledSteps {
+        _ = try ControlSchema.install(on: connection)
+        try connection.execute(unsafeSQL: setup)
+        let steps = CompiledSteps(compiled: try DeclarativePlan(manifest: Array(manifest.utf8)).compile(), connection: connection)
+        try steps.run(.expand)
+        return steps
+    }
+
     /// Runs each file of `kind`'s apply (or revert) list that runs on this server.
     func run(_ kind: PlanStep.Kind, revert: Bool = false) throws {
         let step = try #require(plan.step(kind))

@@ -78,16 +78,11 @@ struct DeclarativeSyncTriggerTests {
     @Test(.timeLimit(.minutes(3)))
     func statementMatrix() async throws {
         let database = try await TestPostgres.database("declarative_sync")
-        let compiled = try DeclarativePlan(manifest: Array(Self.manifest.utf8)).compile()
         try await onThread {
-            let setup = try database.connect()
-            _ = try ControlSchema.install(on: setup)
-            try setup.execute(unsafeSQL: """
+            let steps = try CompiledSteps.expanded(Self.manifest, on: try database.connect(), after: """
                 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
                 INSERT INTO orders VALUES (1, 'new'), (2, 'paid'), (3, 'shipped'), (4, 'new'), (5, 'paid')
                 """)
-            let steps = CompiledSteps(compiled: compiled, connection: setup)
-            try steps.run(.expand)
             let legacy = try database.connect(applicationName: "legacy-app")
             for step in Self.beforeBackfill {
                 try legacy.execute(unsafeSQL: step.sql)

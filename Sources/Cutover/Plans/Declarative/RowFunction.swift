@@ -27,6 +27,14 @@ struct RowFunction: Sendable, Hashable {
     /// The function called on `row`, an alias or record of the table's row type.
     func call(_ row: String) -> String { "\(qualifiedName)(\(row))" }
 
+    /// What an assignment from the function on the record `row` assigns, written for the sync
+    /// trigger: the expression itself over `row`'s fields where it can be (see
+    /// ``SQLExpression/fields(of:)``), else the call. The assignment casts either one to the
+    /// column's type as the function's own result is cast, so both give the column one value.
+    func assigned(from row: String) -> String {
+        expression.fields(of: row).map { "(\($0))" } ?? call(row)
+    }
+
     /// `cutover.name(public.orders)`, as DROP FUNCTION names it.
     func signature(_ table: QualifiedName) -> String { "\(qualifiedName)(\(table.sql))" }
 

@@ -60,35 +60,57 @@ public struct SQLExpression: Sendable, Hashable {
 
     private static func references(in tokens: [Token]) -> [String] {
         var found: [String] = []
-        for (index, token) in tokens.enumerated() {
-            guard case .word(let name, let isQuoted) = token else { continue }
-            if !isQuoted, SQLKeywords.notColumns.contains(name) { continue }
-            let next = index + 1 < tokens.count ? tokens[index + 1] : nil
-            let previous = index > 0 ? tokens[index - 1] : nil
-            switch next {
-            case .punctuation("(")?, .punctuation(".")?, .string?, .symbol("=>")?: continue
-            default: break
-            }
-            switch previous {
-            case .symbol("::")?, .punctuation(".")?, .word("as", isQuoted: false)?, .word("collate", isQuoted: false)?: continue
-            default: break
-            }
-            if !found.contains(name) { found.append(name) }
+        for index in referenceIndexes(in: tokens) {
+            guard case .word(let name, _) = tokens[index], !found.contains(name) else { continue }
+            found.append(name)
         }
         return found
+    }
+
+    /// Where `tokens` reference a column.
+    static func referenceIndexes(in tokens: [Token]) -> [Int] {
+        tokens.indices.filter { index in
+            guard case .word(let name, let isQuoted) = tokens[index] else { return false }
+            if !isQuoted, SQLKeywords.notColumns.contains(name) { return false }
+            switch token(after: index, in: tokens) {
+            case .punctuation("(")?, .punctuation(".")?, .string?, .symbol("=>")?: return false
+            default: break
+            }
+            switch token(before: index, in: tokens) {
+            case .symbol("::")?, .punctuation(".")?, .word("as", isQuoted: false)?, .word("collate", isQuoted: false)?: return false
+            default: return true
+            }
+        }
+    }
+
+    static func token(after index: Int, in tokens: [Token]) -> Token? {
+        index + 1 < tokens.count ? tokens[index + 1] : nil
+    }
+
+    static func token(before index: Int, in tokens: [Token]) -> Token? {
+        index > 0 ? tokens[index - 1] : nil
     }
 
     private static let punctuation: Set<Character> = ["(", ")", "[", "]", ",", ";", "."]
     private static let operatorCharacters: Set<Character> = ["+", "-", "*", "/", "<", ">", "=", "~", "!", "@", "#", "%", "^", "&", "|", "`", "?", ":"]
 
     static func tokens(of text: String) -> Result<[Token], SQLExpressionProblem> {
+        lexemes(of: text).map { $0.map(\.token) }
+    }
+
+    /// The tokens of `text`, each with the characters it spans.
+    static func lexemes(of text: String) -> Result<[(token: Token, span: Range<Int>)], SQLExpressionProblem> {
         let characters = Array(text)
         var tokens: [Token] = []
+        var spans: [Range<Int>] = []
         var index = 0
         func at(_ offset: Int) -> Character? { index + offset < characters.count ? characters[index + offset] : nil }
         while index < characters.count {
             let character = characters[index]
             if character.isWhitespace { index += 1; continue }
+            let start = index
+            let count = tokens.count
+            defer { if tokens.count > count { spans.append(start..<index) } }
             if character == "-", at(1) == "-" { return .failure(.comment) }
             if character == "/", at(1) == "*" { return .failure(.comment) }
             if character == "$" { return .failure(.dollar) }
@@ -155,7 +177,7 @@ public struct SQLExpression: Sendable, Hashable {
             }
             return .failure(.unexpected(character))
         }
-        return .success(tokens)
+        return .success(Array(zip(tokens, spans)))
     }
 
     /// The index just past the quote that closes a quoted token whose body starts at `start`.

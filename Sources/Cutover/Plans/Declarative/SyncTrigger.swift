@@ -50,7 +50,17 @@
 ///
 /// **Legacy activity.** A legacy write notes `now()` in `cutover.legacy_activity`, at most
 /// once a second, locking the row with `SKIP LOCKED` so that legacy writers never queue behind
-/// one another there; the writer holding the lock records the same second.
+/// one another there; the writer holding the lock records the same second. A session looks at
+/// that row at most once a second per table: it keeps the second and the table it last looked
+/// in its `cutover.legacy_noted` setting (a session setting, undone with a transaction that
+/// rolls back), so the record is never more than two seconds behind the last legacy write.
+///
+/// **Cost.** The trigger runs on every write of the old application, so it keeps to what
+/// PL/pgSQL does fast: it assigns the plan's expressions themselves over `NEW`'s fields
+/// (``RowFunction/assigned(from:)``) rather than calling the row functions, whose queries
+/// PostgreSQL before 18 plans again in every transaction, and reads its setting before it
+/// reads the legacy-activity table. Comparisons with `up(OLD)`, on the new writers' paths,
+/// still call the function, whose result type they compare in.
 ///
 /// The function is `SECURITY DEFINER` with `search_path` fixed to `pg_catalog, pg_temp`, so
 /// application roles need no right on the `cutover` schema and cannot redirect what it calls.
@@ -92,6 +102,11 @@ struct SyncTrigger: Sendable, Hashable {
     /// columns it names unchanged, all NULL, gets them from `up(NEW)` (see the table above).
     static let backfillSetting = "cutover.backfill"
 
+    /// The session setting in which a legacy write notes the second and the table it last
+    /// looked at `cutover.legacy_activity` for, so that later legacy writes of the same session
+    /// in the same second do not look again.
+    static let legacyNotedSetting = "cutover.legacy_noted"
+
     /// Whether there is anything to sync.
     var isNeeded: Bool { !groups.isEmpty || !fills.isEmpty }
 
@@ -108,6 +123,7 @@ struct SyncTrigger: Sendable, Hashable {
     /// `CREATE OR REPLACE FUNCTION cutover.<table>_sync()`.
     func createFunction() -> CompiledStatement {
         let activity = SQLName.literal(table.sql)
+        let noted = "(to_char(now(), 'YYYYMMDDHH24MISS ') || \(activity))"
         let body = groups.map(groupBlock) + fills.map(fillBlock)
         return CompiledStatement("""
             CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
@@ -117,13 +133,14 @@ struct SyncTrigger: Sendable, Hashable {
                 legacy_write boolean := false;
             BEGIN
             \(body.joined(separator: "\n"))
-                IF legacy_write THEN
+                IF legacy_write AND current_setting('\(Self.legacyNotedSetting)', true) IS DISTINCT FROM \(noted) THEN
                     PERFORM 1 FROM cutover.legacy_activity
                      WHERE table_name = \(activity) AND last_write_at < now() - interval '1 second'
                        FOR UPDATE SKIP LOCKED;
                     IF FOUND THEN
                         UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = \(activity);
                     END IF;
+                    PERFORM set_config('\(Self.legacyNotedSetting)', \(noted), false);
                 END IF;
                 RETURN NEW;
             END
@@ -173,7 +190,7 @@ struct SyncTrigger: Sendable, Hashable {
     /// `NEW.a := f(NEW);`, or for several columns one `SELECT … INTO`, so that every function
     /// reads the row as it was before any of them is assigned.
     private static func assign(_ targets: [String], _ functions: [RowFunction]) -> String {
-        let calls = functions.map { $0.call("NEW") }
+        let calls = functions.map { $0.assigned(from: "NEW") }
         guard targets.count > 1 else { return "\(targets.first ?? "NULL") := \(calls.first ?? "NULL");" }
         return "SELECT \(calls.joined(separator: ", ")) INTO \(targets.joined(separator: ", "));"
     }
@@ -181,7 +198,7 @@ struct SyncTrigger: Sendable, Hashable {
     private func fillBlock(_ fill: Fill) -> String {
         let column = "NEW." + SQLName.identifier(fill.column)
         let old = "OLD." + SQLName.identifier(fill.column)
-        let assign = fill.function.map { ["    \(column) := \($0.call("NEW"));"] } ?? []
+        let assign = fill.function.map { ["    \(column) := \($0.assigned(from: "NEW"));"] } ?? []
         let lines: [String]
         switch fill.kind {
         case .newColumn:
@@ -196,7 +213,7 @@ struct SyncTrigger: Sendable, Hashable {
             lines = ["-- \(fill.column): dropped at contract",
                      "IF TG_OP = 'INSERT' THEN",
                      "    IF \(column) IS NULL THEN",
-                     "        \(column) := \(call);",
+                     "        \(column) := \(fill.function.map { $0.assigned(from: "NEW") } ?? "NULL");",
                      "    ELSIF \(column) IS DISTINCT FROM \(call) THEN",
                      "        legacy_write := legacy_write OR NOT declared_modern;",
                      "    END IF;",

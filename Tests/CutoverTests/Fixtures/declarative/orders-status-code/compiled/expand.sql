@@ -31,28 +31,29 @@ BEGIN
     -- status → status_code
     IF TG_OP = 'INSERT' THEN
         IF NOT declared_modern AND NEW.status_code IS NULL THEN
-            NEW.status_code := cutover.orders_status_code_up(NEW);
+            NEW.status_code := (CASE NEW.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END);
             legacy_write := true;
         ELSE
-            NEW.status := cutover.orders_status_down(NEW);
+            NEW.status := (CASE NEW.status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END);
         END IF;
     ELSIF NEW.status_code IS DISTINCT FROM OLD.status_code THEN
         IF NEW.status IS DISTINCT FROM OLD.status OR NEW.status_code IS DISTINCT FROM cutover.orders_status_code_up(OLD) THEN
-            NEW.status := cutover.orders_status_down(NEW);
+            NEW.status := (CASE NEW.status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END);
         END IF;
     ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
-        NEW.status_code := cutover.orders_status_code_up(NEW);
+        NEW.status_code := (CASE NEW.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END);
         legacy_write := legacy_write OR NOT declared_modern;
     ELSIF NEW.status_code IS NULL AND current_setting('cutover.backfill', true) IS NOT DISTINCT FROM 'on' THEN
-        NEW.status_code := cutover.orders_status_code_up(NEW);
+        NEW.status_code := (CASE NEW.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END);
     END IF;
-    IF legacy_write THEN
+    IF legacy_write AND current_setting('cutover.legacy_noted', true) IS DISTINCT FROM (to_char(now(), 'YYYYMMDDHH24MISS ') || 'public.orders') THEN
         PERFORM 1 FROM cutover.legacy_activity
          WHERE table_name = 'public.orders' AND last_write_at < now() - interval '1 second'
            FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
             UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'public.orders';
         END IF;
+        PERFORM set_config('cutover.legacy_noted', (to_char(now(), 'YYYYMMDDHH24MISS ') || 'public.orders'), false);
     END IF;
     RETURN NEW;
 END

@@ -24,16 +24,17 @@ DECLARE
 BEGIN
     -- description: added
     IF TG_OP = 'INSERT' AND NEW.description IS NULL AND NOT declared_modern THEN
-        NEW.description := cutover.users_description_up(NEW);
+        NEW.description := ('description for ' || NEW.name);
         legacy_write := true;
     END IF;
-    IF legacy_write THEN
+    IF legacy_write AND current_setting('cutover.legacy_noted', true) IS DISTINCT FROM (to_char(now(), 'YYYYMMDDHH24MISS ') || 'users') THEN
         PERFORM 1 FROM cutover.legacy_activity
          WHERE table_name = 'users' AND last_write_at < now() - interval '1 second'
            FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
             UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'users';
         END IF;
+        PERFORM set_config('cutover.legacy_noted', (to_char(now(), 'YYYYMMDDHH24MISS ') || 'users'), false);
     END IF;
     RETURN NEW;
 END

@@ -1,0 +1,70 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import PostgresClient
+import Testing
+
+/// What the sync trigger does on every write of the old application, kept short: its legacy
+/// activity is read once a second per session, and expressions are assigned without a call
+/// where the compiler can tell every column, with the call kept where it cannot.
+@Suite("The sync trigger's cost on the old application's writes")
+struct SyncTriggerCostTests {
+    @Test("a session reads the legacy-activity row once in a second however many legacy writes it makes", .timeLimit(.minutes(2)))
+    func legacyActivityOncePerSecond() async throws {
+        let database = try await TestPostgres.database("sync_trigger_note")
+        try await onThread {
+            _ = try CompiledSteps.expanded(DeclarativeSyncTriggerTests.manifest, on: try database.connect(), after: """
+                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO orders SELECT n, 'new' FROM generate_series(1, 10) AS n
+                """)
+            let legacy = try database.connect(applicationName: "legacy-app")
+            // One transaction: now() is one second for all its writes, and its own reads of the
+            // table are counted in pg_stat_xact_user_tables.
+            let reads = try legacy.withTransaction { connection in
+                for id in 1...5 { try connection.execute(unsafeSQL: "UPDATE orders SET status = 'paid' WHERE id = \(id)") }
+                try connection.execute(unsafeSQL: "INSERT INTO orders (id, status) VALUES (11, 'shipped')")
+                return try connection.query("""
+                    SELECT seq_scan + coalesce(idx_scan, 0) AS reads FROM pg_stat_xact_user_tables
+                     WHERE relid = 'cutover.legacy_activity'::regclass
+                    """)[0].decode(Int64.self, "reads")
+            }
+            // The first legacy write looks at the row and updates it (two reads); the five after
+            // it, in the same second, look at nothing (each would have read it once more).
+            #expect(reads == 2)
+            let noted = try legacy.query("SELECT current_setting('cutover.legacy_noted', true) AS noted")[0]
+                .decode(String?.self, "noted")
+            #expect(noted?.hasSuffix(" public.orders") == true)
+            let seen = try legacy.query("""
+                SELECT last_write_at > '-infinity' AS seen FROM cutover.legacy_activity WHERE table_name = 'public.orders'
+                """)[0].decode(Bool.self, "seen")
+            #expect(seen)
+            #expect(try legacy.query("SELECT count(*) AS n FROM orders WHERE status_code = 2")[0].decode(Int64.self, "n") == 5)
+        }
+    }
+
+    @Test("a legacy write the compiler cannot read without a call still fills the modern column, through the call", .timeLimit(.minutes(2)))
+    func expressionKeptAsCall() async throws {
+        // `year` is an unreserved keyword: written bare, the compiler cannot be sure it is the
+        // column, so the trigger calls the row function, which reads it from the row.
+        let manifest = """
+            {"format": 2, "name": "events-year-label", "table": "public.events", "key": "id",
+             "operations": [{"alter_column": {"from": "year", "to": {"name": "year_label", "type": "text"},
+               "up": "'Y' || year::text", "down": "substr(year_label, 2)::int"}}]}
+            """
+        let database = try await TestPostgres.database("sync_trigger_call")
+        let expand = try #require(try DeclarativePlan(manifest: Array(manifest.utf8)).compile().fileTexts["compiled/expand.sql"])
+        #expect(expand.contains("NEW.year_label := cutover.events_year_label_up(NEW);"))
+        #expect(expand.contains("NEW.year := (substr(NEW.year_label, 2)::int);"))
+        try await onThread {
+            _ = try CompiledSteps.expanded(manifest, on: try database.connect(),
+                                           after: "CREATE TABLE events (id bigint PRIMARY KEY, year int NOT NULL)")
+            let legacy = try database.connect(applicationName: "legacy-app")
+            try legacy.execute(unsafeSQL: "INSERT INTO events (id, year) VALUES (1, 2024)")
+            try legacy.execute(unsafeSQL: "INSERT INTO events (id, year) VALUES (2, 2023); UPDATE events SET year = 2025 WHERE id = 2")
+            try legacy.execute(unsafeSQL: "INSERT INTO events (id, year_label) VALUES (3, 'Y1999')")
+            let rows = try legacy.query("SELECT id, year, year_label FROM events ORDER BY id")
+            let found = try rows.map { "\(try $0.decode(Int64.self, "id")) \(try $0.decode(Int32.self, "year")) \(try $0.decode(String.self, "year_label"))" }
+            #expect(found == ["1 2024 Y2024", "2 2025 Y2025", "3 1999 Y1999"])
+        }
+    }
+}

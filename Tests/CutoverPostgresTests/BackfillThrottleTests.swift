@@ -45,6 +45,24 @@ struct BatchSizerTests {
         #expect(small.size == 1)
         #expect(BatchSizer(initial: 0, target: .zero).size == 1)
     }
+
+    @Test func theSharedSizeFollowsEveryWorkersBatchesTogetherWithoutChangingTwiceForOneCause() {
+        var sizer = BatchSizer(initial: 1000, target: .milliseconds(100), window: 2)
+        // Worker 1's batch of 1,000 rows took twice the target: half the size.
+        sizer.record(rows: 1000, time: .milliseconds(200), endedPass: false)
+        #expect(sizer.size == 500)
+        // Worker 2's batch was asked for at 1,000 rows before that, and was as slow: the size
+        // that meets the target is still 500, not half of it again.
+        sizer.record(rows: 1000, time: .milliseconds(200), endedPass: false)
+        #expect(sizer.size == 500, "a batch asked for at the old size does not halve the new one again")
+        // Worker 1's next batch, of 500 rows, took 50 ms: the last two batches together did
+        // 1,500 rows in 250 ms, so 600 rows take the target.
+        sizer.record(rows: 500, time: .milliseconds(50), endedPass: false)
+        #expect(sizer.size == 600, "the size follows both workers' last batches together")
+        // A range's last batch says nothing of the time a full one takes.
+        sizer.record(rows: 600, time: .microseconds(1), endedPass: true)
+        #expect(sizer.size == 600)
+    }
 }
 
 /// `BackfillEngine` against a real PostgreSQL: the batch size follows the target time, and the

@@ -198,35 +198,13 @@ struct BackfillThrottleTests {
 /// `BackfillEngine` before its next batch.
 @Suite("Backfill paused, resumed and retuned while it runs", .timeLimit(.minutes(3)))
 struct BackfillControlTests {
-    /// What a backfill on its own thread reported.
-    private final class Observed: Sendable {
-        let lines = Mutex<[String]>([])
-        let progress = Mutex<[BackfillEngine.Progress]>([])
-        func line(containing text: String) -> String? { lines.withLock { $0.first { $0.contains(text) } } }
-        var latest: BackfillEngine.Progress? { progress.withLock { $0.last } }
-    }
-
-    /// Runs `engine` on a thread of its own, keeping what it reports.
     private static func start(_ engine: BackfillEngine, on configuration: PostgresConfiguration)
-        -> (Task<BackfillEngine.Progress, any Error>, Observed) {
-        let observed = Observed()
-        let backfill = Task {
-            try await onThread {
-                try engine.run(on: PostgresConnection(configuration: configuration),
-                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
-                               log: { line in observed.lines.withLock { $0.append(line) } })
-            }
-        }
-        return (backfill, observed)
+        -> (Task<BackfillEngine.Progress, any Error>, ObservedBackfill) {
+        ObservedBackfill.start(engine) { try PostgresConnection(configuration: configuration) }
     }
 
     private func waitFor(_ condition: @Sendable () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        try await ObservedBackfill.waitFor(condition)
     }
 
     @Test func aPauseHoldsTheNextBatchAResumeLetsItGoAndARetuneChangesThePaceFromTheNextBatch() async throws {

@@ -19,8 +19,8 @@ import PostgresClient
 /// batch's time, as one worker does: each of the backfill's sessions works at most 1/(1 + nice
 /// ratio) of the time, and N workers together keep at most N/(1 + nice ratio) sessions busy.
 final class BackfillPacer: @unchecked Sendable {
-    // Safe to share between worker threads: `pace` and `siblings` are read and written only while
-    // `condition` is locked; `gate`, `monitor` and `applied` only by the worker holding the pace's
+    // Safe to share between worker threads: `pace`, `siblings` and `failure` are read and written
+    // only while `condition` is locked; `gate`, `monitor` and `applied` only by the worker holding the pace's
     // turn (taken and given back under the lock), one worker at a time; the rest never changes.
 
     /// What a worker runs its next batch with.

@@ -45,6 +45,24 @@ struct BatchSizerTests {
         #expect(small.size == 1)
         #expect(BatchSizer(initial: 0, target: .zero).size == 1)
     }
+
+    @Test func theSharedSizeFollowsEveryWorkersBatchesTogetherWithoutChangingTwiceForOneCause() {
+        var sizer = BatchSizer(initial: 1000, target: .milliseconds(100), window: 2)
+        // Worker 1's batch of 1,000 rows took twice the target: half the size.
+        sizer.record(rows: 1000, time: .milliseconds(200), endedPass: false)
+        #expect(sizer.size == 500)
+        // Worker 2's batch was asked for at 1,000 rows before that, and was as slow: the size
+        // that meets the target is still 500, not half of it again.
+        sizer.record(rows: 1000, time: .milliseconds(200), endedPass: false)
+        #expect(sizer.size == 500, "a batch asked for at the old size does not halve the new one again")
+        // Worker 1's next batch, of 500 rows, took 50 ms: the last two batches together did
+        // 1,500 rows in 250 ms, so 600 rows take the target.
+        sizer.record(rows: 500, time: .milliseconds(50), endedPass: false)
+        #expect(sizer.size == 600, "the size follows both workers' last batches together")
+        // A range's last batch says nothing of the time a full one takes.
+        sizer.record(rows: 600, time: .microseconds(1), endedPass: true)
+        #expect(sizer.size == 600)
+    }
 }
 
 /// `BackfillEngine` against a real PostgreSQL: the batch size follows the target time, and the
@@ -180,35 +198,13 @@ struct BackfillThrottleTests {
 /// `BackfillEngine` before its next batch.
 @Suite("Backfill paused, resumed and retuned while it runs", .timeLimit(.minutes(3)))
 struct BackfillControlTests {
-    /// What a backfill on its own thread reported.
-    private final class Observed: Sendable {
-        let lines = Mutex<[String]>([])
-        let progress = Mutex<[BackfillEngine.Progress]>([])
-        func line(containing text: String) -> String? { lines.withLock { $0.first { $0.contains(text) } } }
-        var latest: BackfillEngine.Progress? { progress.withLock { $0.last } }
-    }
-
-    /// Runs `engine` on a thread of its own, keeping what it reports.
     private static func start(_ engine: BackfillEngine, on configuration: PostgresConfiguration)
-        -> (Task<BackfillEngine.Progress, any Error>, Observed) {
-        let observed = Observed()
-        let backfill = Task {
-            try await onThread {
-                try engine.run(on: PostgresConnection(configuration: configuration),
-                               progress: { progress in observed.progress.withLock { $0.append(progress) } },
-                               log: { line in observed.lines.withLock { $0.append(line) } })
-            }
-        }
-        return (backfill, observed)
+        -> (Task<BackfillEngine.Progress, any Error>, ObservedBackfill) {
+        ObservedBackfill.start(engine) { try PostgresConnection(configuration: configuration) }
     }
 
     private func waitFor(_ condition: @Sendable () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        try await ObservedBackfill.waitFor(condition)
     }
 
     @Test func aPauseHoldsTheNextBatchAResumeLetsItGoAndARetuneChangesThePaceFromTheNextBatch() async throws {

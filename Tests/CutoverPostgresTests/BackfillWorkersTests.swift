@@ -11,11 +11,12 @@ import Testing
 @Suite("Backfill workers", .timeLimit(.minutes(3)))
 struct BackfillWorkersTests {
     /// The built-in plan's engine with its range statement, in fixed batches.
-    static func engine(workers: Int, batchSize: Int, batchDelay: Duration = .zero) throws -> BackfillEngine {
+    static func engine(workers: Int, batchSize: Int, batchDelay: Duration = .zero,
+                       throttle: PlanBackfillThrottle = PlanBackfillThrottle(targetBatchTime: .zero)) throws -> BackfillEngine {
         let source = try PlanSource.builtIn()
         let step = try #require(source.plan.step(.backfill)?.backfill)
         #expect(step.split != nil, "a declarative plan divides its rows")
-        var options = BackfillEngine.Options(batchSize: batchSize, batchDelay: batchDelay)
+        var options = BackfillEngine.Options(batchSize: batchSize, batchDelay: batchDelay, throttle: throttle)
         options.workers = workers
         return try BackfillEngine(source, backfill: step, options: options)
     }
@@ -30,15 +31,17 @@ struct BackfillWorkersTests {
     }
 
     /// A table of `rows` v1-only drafts after expand, which records every update of a row in
-    /// `draft_writes`: its key, whether a session of the backfill made it, and whether the row
-    /// had its document before and after. The trigger runs AFTER the update, so that it sees the
-    /// row as stored, whatever the plan's BEFORE trigger (`cutover_sync`) filled in.
+    /// `draft_writes`: its key, whether a session of the backfill made it, whether the row had
+    /// its document before and after, and the session and start of the transaction that made it
+    /// (a backfill batch's). The trigger runs AFTER the update, so that it sees the row as stored,
+    /// whatever the plan's BEFORE trigger (`cutover_sync`) filled in.
     static func auditedTable(_ label: String, rows: Int) async throws -> StoreDatabase {
         let db = try await BackfillEngineTests.expandedTable(label, rows: rows, width: 3)
         try await db.sql { connection in
             try connection.execute(unsafeSQL: """
                 CREATE TABLE draft_writes (id text NOT NULL, by_backfill boolean NOT NULL, had_document boolean NOT NULL,
-                                           has_document boolean NOT NULL);
+                                           has_document boolean NOT NULL, pid int NOT NULL DEFAULT pg_backend_pid(),
+                                           transaction_began timestamptz NOT NULL DEFAULT now());
                 CREATE FUNCTION record_draft_write() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
                     INSERT INTO draft_writes

@@ -23,16 +23,24 @@ extension BackfillStopTests {
         let pauseSeen: ContinuousClock.Instant
     }
 
-    static func heldBackfill(_ db: WorkflowDatabase) async throws -> HeldBackfill {
+    /// Takes `db` through expand and the switch, with a one-row table `backfill_hold` whose
+    /// `hold` is `isHolding`, and starts `phase backfill` in fixed batches of 10 rows, nice ratio 0,
+    /// with that column as its throttle query and `arguments` besides.
+    static func startThrottledBackfill(_ db: WorkflowDatabase, isHolding: Bool, _ arguments: [String]) async throws
+        -> PhaseBinary.Started {
         try await db.sql { connection in
-            try connection.execute(unsafeSQL: "CREATE TABLE backfill_hold (hold boolean NOT NULL); INSERT INTO backfill_hold VALUES (false)")
+            try connection.execute(unsafeSQL: "CREATE TABLE backfill_hold (hold boolean NOT NULL); INSERT INTO backfill_hold VALUES (\(isHolding))")
         }
         for step in [["init"], ["expand"], ["switch", "modern", "--force-readers"]] {
             let run = try await db.phase(step)
             #expect(run.status == 0, "\(step): \(run.diagnostics)")
         }
-        let started = try PhaseBinary.start(["backfill", "--batch-size", "10", "--batch-delay", "50ms", "--nice-ratio", "0",
-                                             "--throttle-query", "SELECT hold FROM backfill_hold"], databaseURL: db.url)
+        return try PhaseBinary.start(["backfill", "--batch-size", "10", "--nice-ratio", "0", "--throttle-query", "SELECT hold FROM backfill_hold"]
+                                     + arguments, databaseURL: db.url)
+    }
+
+    static func heldBackfill(_ db: WorkflowDatabase) async throws -> HeldBackfill {
+        let started = try await Self.startThrottledBackfill(db, isHolding: false, ["--batch-delay", "50ms"])
         _ = try await db.sql { connection -> Int64 in
             let deadline = ContinuousClock.now + .seconds(60)
             while true {
@@ -179,5 +187,56 @@ extension BackfillStopTests {
             + "throttled \(DurationText.format(.milliseconds(throttled))), paused \(DurationText.format(.milliseconds(paused))), "
             + "waited for standbys 0s"
         #expect(history.output.split(separator: "\n").map(String.init).contains(pace), "expected \(pace)\n\(history.output)")
+    }
+}
+
+/// `phase status` while the throttle holds a backfill's first batch: the hold and its reason, at
+/// once, for one worker and for several.
+extension BackfillStopTests {
+    @Test(arguments: [1, 3])
+    func statusShowsTheThrottleHoldingTheFirstBatchWhileItHolds(workers: Int) async throws {
+        let db = try await WorkflowDatabase.make("backfill_status_first_held_\(workers)", rows: 200)
+        let started = try await Self.startThrottledBackfill(db, isHolding: true, ["--workers", "\(workers)"])
+        let isThrottled = try await Self.waitForDiagnostic("backfill throttled: the throttle query answered true", of: started)
+        #expect(isThrottled)
+        // The hold is written as it begins: by the worker itself, or by the thread that reports
+        // for several, a moment after.
+        let reason = ": the throttle query answered true; it goes on when that is no longer so"
+        var status = try await db.phase("status")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !status.output.contains(reason), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            status = try await db.phase("status")
+        }
+        #expect(status.status == 0, "\(status.diagnostics)")
+        let lines = status.output.split(separator: "\n").map(String.init)
+        let running = "backfill running: 0 of 200 rows converted (0 in this run), 0 rows/s" + (workers > 1 ? " on \(workers) workers" : "")
+            + "; batches of 10 rows (fixed), nice ratio 0; throttled 0s, paused 0s, waited for standbys 0s; no batch yet"
+        #expect(lines.contains(running), "expected \(running)\n\(status.output)")
+        let held = lines.first { $0.hasPrefix("backfill held since ") }
+        #expect(held?.hasSuffix(reason) == true, "\(status.output)")
+
+        let json = try await db.phase("--format", "json", "status")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let run = try #require(object["backfillRun"] as? [String: Any], "\(json.output)")
+        let since = try #require(run["heldSince"] as? String, "\(json.output)")
+        #expect(held == "backfill held since \(since)" + reason, "\(status.output)\n\(json.output)")
+        #expect(run["holdReason"] as? String == "the throttle query answered true" && run["batches"] as? Int == 0, "\(json.output)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NOT NULL") == 0, "no batch ran while held")
+
+        try await db.sql { try $0.execute(unsafeSQL: "UPDATE backfill_hold SET hold = false") }
+        let finished = try await onThread { try PhaseBinary.finish(started, limit: .seconds(60)) }
+        #expect(finished.status == 0, "\(finished.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM drafts WHERE document IS NULL") == 0)
+        // The history keeps what held it, and nothing holds it any more.
+        let history = try await db.phase("--format", "json", "history")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: Any]])
+        let entry = try #require(entries.first { $0["backfill"] is [String: Any] }, "\(history.output)")
+        let recorded = try #require(entry["backfill"] as? [String: Any])
+        #expect(recorded["lastThrottleReason"] as? String == "the throttle query answered true" && recorded["holdReason"] is NSNull
+                && recorded["heldSince"] is NSNull, "\(history.output)")
+        let throttledMs = try #require(recorded["throttledMs"] as? Int, "\(history.output)")
+        let durationMs = try #require(entry["durationMs"] as? Int, "\(history.output)")
+        #expect(throttledMs > 0 && throttledMs <= durationMs, "held once for the whole: \(throttledMs) ms of \(durationMs) ms")
     }
 }

@@ -6,22 +6,24 @@ import Synchronization
 
 extension BackfillEngine {
     /// Converts `ranges` on up to ``Options/workers`` threads, each with a session of its own,
-    /// taking the next range when it finishes one; the calling thread reports their sum as
-    /// they go. Returns when every worker has stopped; throws the first worker's error then,
-    /// after the others have finished what they could.
-    func runWorkers(over ranges: [BackfillRanges.Range], from start: Progress, began: ContinuousClock.Instant,
+    /// taking the next range when it finishes one, all at `pacer`'s pace; the calling thread
+    /// reports their sum and the pace as they go. Returns when every worker has stopped; throws
+    /// the first worker's error then, after the others have finished what they could.
+    func runWorkers(over ranges: [BackfillRanges.Range], from start: Progress, pacer: BackfillPacer, began: ContinuousClock.Instant,
                     on connection: PostgresConnection, openSession: @escaping @Sendable () throws -> PostgresConnection,
                     isStopRequested: @escaping @Sendable () -> Bool, progress: (Progress) -> Void,
                     log: @escaping @Sendable (String) -> Void, attempt: Int64?) throws -> Progress {
         let count = max(1, min(options.workers, ranges.count))
         var first = start
         first.workers = count
+        pacer.share(among: count)
+        defer { pacer.share(among: 1) }
+        pacer.apply(to: &first)
         let board = WorkerBoard(ranges: ranges, progress: first, workers: count)
         log("backfill: \(count) workers over \(ranges.count) key ranges")
         for index in 0..<count {
             let thread = Thread { [self] in
-                board.finish(worker: index, error: runWorker(index, count: count, board: board, openSession: openSession,
-                                                             isStopRequested: isStopRequested, log: log))
+                board.finish(error: runWorker(board: board, pacer: pacer, openSession: openSession, isStopRequested: isStopRequested))
             }
             thread.name = "cutover-backfill-\(index + 1)"
             thread.start()
@@ -30,18 +32,22 @@ extension BackfillEngine {
         var reported = first
         let clock = ContinuousClock()
         while true {
-            let (current, isFinished) = board.waitForChange(timeout: .milliseconds(200))
+            let isFinished = board.waitForChange(timeout: .milliseconds(200))
+            var current = board.snapshot
+            pacer.apply(to: &current)
             if current != reported {
+                let recordsBatch = current.batches != reported.batches
                 reported = current
                 progress(current)
                 if let attempt {
                     try write(Report(attempt: attempt, progress: current, elapsed: clock.now - began), converted: 0,
-                              batchSize: Int64(current.batchSize), on: connection)
+                              batchSize: Int64(current.batchSize), recordsBatch: recordsBatch, on: connection)
                 }
             }
             if isFinished { break }
         }
-        let (current, error) = board.outcome
+        var (current, error) = board.outcome
+        pacer.apply(to: &current)
         if let error {
             if case BackfillError.stopped = error { throw BackfillError.stopped(converted: current.converted) }
             throw error
@@ -50,35 +56,31 @@ extension BackfillEngine {
     }
 
     /// One worker: opens its session and converts ranges from `board` until none is left.
-    private func runWorker(_ index: Int, count: Int, board: WorkerBoard,
-                           openSession: @Sendable () throws -> PostgresConnection,
-                           isStopRequested: () -> Bool, log: @escaping @Sendable (String) -> Void) -> (any Error)? {
+    private func runWorker(board: WorkerBoard, pacer: BackfillPacer, openSession: @Sendable () throws -> PostgresConnection,
+                           isStopRequested: () -> Bool) -> (any Error)? {
         do {
             let session = try openSession()
-            let pid = try session.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
-            board.register(pid: pid)
-            let pacer = BackfillPacer(plan: plan, options: options, log: { log("worker \(index + 1) of \(count): " + $0) },
-                                      siblings: { board.pids })
-            var mine = board.snapshot
-            pacer.start(&mine)
+            pacer.addSibling(try session.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid"))
             let clock = ContinuousClock()
             while let range = board.nextRange() {
                 try BackfillRanges.take(plan: plan, range: range.number, on: session)
                 var cursor = range.resumeAfter
                 while true {
                     if isStopRequested() { throw BackfillError.stopped(converted: board.snapshot.converted) }
-                    mine.converted = board.snapshot.converted
-                    try pacer.beforeBatch(on: session, progress: &mine, isStopRequested: isStopRequested)
+                    var mine = board.snapshot
+                    // The board's calling thread writes what the pace says when a hold begins or ends.
+                    let clearance = try pacer.beforeBatch(on: session, progress: &mine, isStopRequested: isStopRequested) { _ in
+                        board.poke()
+                    }
                     let began = clock.now
-                    let batch = try runBatch(after: cursor, size: pacer.batchSize,
+                    let batch = try runBatch(after: cursor, size: clearance.batchSize,
                                              in: .range(number: range.number, upper: range.upper), report: nil, on: session)
-                    let pause = try pacer.afterBatch(time: clock.now - began, endedRange: batch.lastKey == nil, on: session,
-                                                     progress: &mine)
-                    board.record(batchOf: batch.converted, worker: index, pace: mine)
+                    let pause = try pacer.afterBatch(clearance, time: clock.now - began, endedRange: batch.lastKey == nil,
+                                                     on: session, progress: &mine)
+                    board.record(batchOf: batch.converted)
                     guard let key = batch.lastKey else { break }
                     cursor = key
                     pacer.rest(pause, progress: &mine)
-                    board.record(batchOf: nil, worker: index, pace: mine)
                 }
             }
             return nil
@@ -88,14 +90,12 @@ extension BackfillEngine {
     }
 }
 
-/// What the workers of one parallel backfill share: the ranges not yet taken, their server
-/// processes, each one's pace, the rows converted in all, and how each ended.
+/// What the workers of one parallel backfill share besides their pace (``BackfillPacer``): the
+/// ranges not yet taken, the rows converted and batches run in all, and how each worker ended.
 final class WorkerBoard: Sendable {
     private struct State {
         var ranges: [BackfillRanges.Range]
         var progress: BackfillEngine.Progress
-        var paces: [BackfillEngine.Progress?]
-        var pids: [Int32] = []
         var finished = 0
         var error: (any Error)?
     }
@@ -104,59 +104,37 @@ final class WorkerBoard: Sendable {
     private let workers: Int
 
     init(ranges: [BackfillRanges.Range], progress: BackfillEngine.Progress, workers: Int) {
-        state = Mutex(State(ranges: ranges, progress: progress, paces: Array(repeating: nil, count: workers)))
+        state = Mutex(State(ranges: ranges, progress: progress))
         self.workers = workers
     }
 
-    /// The sum of every worker's progress now.
+    /// The rows converted and batches run by every worker now.
     var snapshot: BackfillEngine.Progress { state.withLock { $0.progress } }
-
-    /// The server processes of the workers, which none of them counts as the live load's.
-    var pids: [Int32] { state.withLock { $0.pids } }
 
     /// The sum, and the first worker's error, once every worker has finished.
     var outcome: (BackfillEngine.Progress, (any Error)?) { state.withLock { ($0.progress, $0.error) } }
-
-    func register(pid: Int32) { state.withLock { $0.pids.append(pid) } }
 
     /// The next range no worker has taken, nil when none is left.
     func nextRange() -> BackfillRanges.Range? {
         state.withLock { $0.ranges.isEmpty ? nil : $0.ranges.removeFirst() }
     }
 
-    /// Adds a worker's batch of `converted` rows (nil: no batch, only its pace changed) and its
-    /// pace now to the sum.
-    ///
-    /// The sum's waits are the longest any worker waited, since the workers wait side by side;
-    /// its batch size and times are those of the worker that reported last.
-    func record(batchOf converted: Int64?, worker: Int, pace: BackfillEngine.Progress) {
+    /// Adds a worker's batch of `converted` rows to the sum.
+    func record(batchOf converted: Int64) {
         state.withLock { state in
-            state.paces[worker] = pace
-            if let converted {
-                state.progress.converted += converted
-                state.progress.batches += 1
-            }
-            let paces = state.paces.compactMap { $0 }
-            state.progress.batchSize = pace.batchSize
-            state.progress.lastBatchTime = pace.lastBatchTime
-            state.progress.niceRatio = pace.niceRatio
-            state.progress.targetBatchTime = pace.targetBatchTime
-            state.progress.replicaLagAtStart = pace.replicaLagAtStart
-            state.progress.replicaLagAfter = pace.replicaLagAfter
-            state.progress.lastBatchSpan = pace.lastBatchSpan
-            if let reason = pace.lastThrottleReason { state.progress.lastThrottleReason = reason }
-            state.progress.throttleWaits = paces.map(\.throttleWaits).reduce(0, +)
-            state.progress.replicaWaits = paces.map(\.replicaWaits).reduce(0, +)
-            state.progress.throttled = paces.map(\.throttled).max() ?? .zero
-            state.progress.replicaWaited = paces.map(\.replicaWaited).max() ?? .zero
-            state.progress.pausedByOperator = paces.map(\.pausedByOperator).max() ?? .zero
-            state.progress.paused = paces.map(\.paused).max() ?? .zero
+            state.progress.converted += converted
+            state.progress.batches += 1
         }
         changed.signal()
     }
 
-    /// Records that `worker` stopped, with its error if it failed; the first error is kept.
-    func finish(worker: Int, error: (any Error)?) {
+    /// Wakes the calling thread to report: the pace changed.
+    func poke() {
+        changed.signal()
+    }
+
+    /// Records that a worker stopped, with its error if it failed; the first error is kept.
+    func finish(error: (any Error)?) {
         state.withLock { state in
             state.finished += 1
             if state.error == nil, let error { state.error = error }
@@ -164,10 +142,9 @@ final class WorkerBoard: Sendable {
         changed.signal()
     }
 
-    /// Waits until a worker reports or `timeout` passes; returns the sum and whether every
-    /// worker has finished.
-    func waitForChange(timeout: Duration) -> (BackfillEngine.Progress, Bool) {
+    /// Waits until a worker reports or `timeout` passes; returns whether every worker has finished.
+    func waitForChange(timeout: Duration) -> Bool {
         _ = changed.wait(timeout: .now() + .milliseconds(Int(DurationText.milliseconds(in: timeout))))
-        return state.withLock { ($0.progress, $0.finished == workers) }
+        return state.withLock { $0.finished == workers }
     }
 }

@@ -18,12 +18,20 @@ public struct BackfillEngine: Sendable {
         /// Rows of the first batch; of every batch when ``PlanBackfillThrottle/targetBatchTime``
         /// is zero.
         public var batchSize: Int
-        /// A fixed pause after each batch, to leave room for the live load.
+        /// A fixed pause after each batch, to leave room for the live load; with several
+        /// workers, after each of a worker's own batches.
         public var batchDelay: Duration
         /// A pause after each batch in proportion to the batch's own time: 0.25 rests a quarter
         /// of the time each batch took, so the backfill takes about 1.25 times as long and leaves
         /// that share of a core (and of the WAL's flushes) to the live load, on a fast server
         /// and a slow one alike. Added to ``batchDelay``.
+        ///
+        /// With several ``workers``, each worker rests this share of each of its own batches'
+        /// time, as one worker does: each of the backfill's sessions works at most 1/(1 + ratio)
+        /// of the time, so N workers together keep at most N/(1 + ratio) sessions busy (4
+        /// workers at 0.25: 3.2 sessions, where one keeps 0.8). Workers multiply the load; the
+        /// ratio divides each session's share of it. The ceilings (replica lag, active sessions,
+        /// the throttle query) hold the whole backfill.
         public var niceRatio: Double
         /// The longest a batch waits for a lock on the table.
         public var lockTimeout: Duration
@@ -35,8 +43,11 @@ public struct BackfillEngine: Sendable {
         /// before a batch: too many active sessions, or the throttle query answering true.
         public var throttle: PlanBackfillThrottle
         /// Workers converting disjoint key ranges at once in the first pass, each on a session
-        /// of its own and each pacing itself; 1 unless told, and only for a plan that can
-        /// divide its rows (``BackfillEngine/splitSQL``).
+        /// of its own, all at one pace: one batch size, following every worker's batches; one
+        /// check at a time of the operator's pause and retune, the standbys and the throttle,
+        /// whose hold holds every worker; each worker resting by ``niceRatio`` after each of its
+        /// batches. 1 unless told, and only for a plan that can divide its rows
+        /// (``BackfillEngine/splitSQL``).
         public var workers: Int = 1
 
         /// 1,000 rows every batch, no pause, 500 ms lock timeout, 20 passes, standbys kept
@@ -95,31 +106,42 @@ public struct BackfillEngine: Sendable {
         public var batches: Int
         /// The pass over the table, from 1.
         public var pass: Int
-        /// Time spent pausing between batches in this run (``Options/batchDelay`` and ``Options/niceRatio``).
+        /// Time spent resting between batches in this run (``Options/batchDelay`` and
+        /// ``Options/niceRatio``); with several workers, every worker's rests added up.
         public var paused: Duration = .zero
-        /// Batches that waited for a standby to replay before they started, in this run.
+        /// Times the backfill waited for a standby to replay before a batch, in this run; a
+        /// wait that held several workers counts once.
         public var replicaWaits: Int = 0
-        /// Time spent waiting for standbys in this run.
+        /// Wall time the backfill waited for standbys in this run, counted once however many
+        /// workers waited.
         public var replicaWaited: Duration = .zero
-        /// The largest standby replay lag when the last batch started, nil without a ceiling
-        /// or a standby.
+        /// The largest standby replay lag when the last check before a batch measured it, nil
+        /// without a ceiling or a standby.
         public var replicaLagAtStart: Duration?
-        /// The largest standby replay lag measured just after the last batch.
+        /// The largest standby replay lag measured just after the last batch whose worker
+        /// measured it before (with one worker, every batch; with several, the batch after
+        /// each check).
         public var replicaLagAfter: Duration?
-        /// The time from measuring the lag before the last batch to measuring it after: the
-        /// most the lag can have grown by during the batch.
+        /// The time from measuring the lag before that batch to measuring it after: the most
+        /// the lag can have grown by during the batch.
         public var lastBatchSpan: Duration = .zero
-        /// Rows the next batch asks for: the batch size, as the target batch time has made it.
+        /// Rows the next batch asks for: the batch size, as the target batch time has made it;
+        /// one for every worker.
         public var batchSize: Int = 0
-        /// The time the last batch took.
+        /// The time the last batch took, of whichever worker finished one last.
         public var lastBatchTime: Duration = .zero
-        /// Batches held by the throttle (active sessions, throttle query) in this run.
+        /// Times the throttle (active sessions, throttle query) held the backfill in this run;
+        /// a hold of several workers counts once.
         public var throttleWaits: Int = 0
-        /// Time spent held by the throttle in this run.
+        /// Wall time the throttle held the backfill in this run, counted once however many
+        /// workers it held.
         public var throttled: Duration = .zero
-        /// Why the throttle last held a batch, nil before it has.
+        /// Why the throttle last held the backfill, nil before it has.
         public var lastThrottleReason: String?
-        /// Time spent paused by an operator (`phase backfill --pause`) in this run.
+        /// What holds the backfill before its next batch now: the throttle's reason, or a
+        /// standby's replay lag over the ceiling; nil while nothing does.
+        public var holdReason: String?
+        /// Wall time an operator's pause (`phase backfill --pause`) held the backfill in this run.
         public var pausedByOperator: Duration = .zero
         /// The nice ratio the last batch rested by, as the operator may have retuned it.
         public var niceRatio: Double = 0
@@ -177,7 +199,8 @@ public struct BackfillEngine: Sendable {
     /// first pass runs on that many workers at once, each over its own key range
     /// (`cutover.backfill_ranges`) on a session of its own, each resumable from its own
     /// cursor; ranges an earlier run left unfinished are finished first, whatever the number of
-    /// workers. Later passes, for rows other transactions held, run on `connection`.
+    /// workers. Later passes, for rows other transactions held, run on `connection`. Workers and
+    /// passes keep one pace (see ``Options/workers`` and ``Options/niceRatio``).
     ///
     /// - Parameters:
     ///   - openSession: opens a worker's session; a new connection like `connection`'s when nil.
@@ -186,9 +209,11 @@ public struct BackfillEngine: Sendable {
     ///   - progress: called after every batch, on the calling thread.
     ///   - log: hears when the backfill waits for a standby (at most once per
     ///     ``ReplicaLagCeiling/noticeInterval``) and what happens to standbys it waits for,
-    ///     when the throttle holds a batch, and when an operator paused, resumed or retuned it.
+    ///     when the throttle holds it, and when an operator paused, resumed or retuned it: once
+    ///     for the whole backfill, however many workers it has.
     ///   - attempt: the history row of the step this run is part of, whose `details` get the
-    ///     run's progress and pace with every batch (for `phase status` and `phase history`).
+    ///     run's progress and pace with every batch, and when a hold begins and ends (for
+    ///     `phase status` and `phase history`).
     /// - Throws: ``BackfillError/rowsStillLocked(_:)`` when rows remain after the last pass;
     ///   a worker's error once the other workers have finished their ranges.
     @discardableResult
@@ -211,14 +236,17 @@ public struct BackfillEngine: Sendable {
         }
         current.total = current.converted + left
         current.convertedByApplication = state.convertedByApplication(remaining: left)
-        let began = ContinuousClock.now
+        let clock = ContinuousClock()
+        let began = clock.now
         var cursor = state.backfillCursor
+        // One pace for the whole backfill: its workers, and the passes after them.
+        let pacer = BackfillPacer(plan: plan, options: options, log: log)
         if let splitSQL {
             let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)
                 .prepare(workers: options.workers, remaining: left, on: connection, log: log)
             if !ranges.isEmpty {
                 let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
-                current = try runWorkers(over: ranges, from: current, began: began, on: connection, openSession: open,
+                current = try runWorkers(over: ranges, from: current, pacer: pacer, began: began, on: connection, openSession: open,
                                          isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt)
                 cursor = nil
                 let after = try remaining(on: connection)
@@ -232,20 +260,24 @@ public struct BackfillEngine: Sendable {
                 current.pass += 1
             }
         }
-        let pacer = BackfillPacer(plan: plan, options: options, log: log)
-        pacer.start(&current)
+        pacer.apply(to: &current)
         progress(current)
-        let clock = ContinuousClock()
         while true {
             if isStopRequested() { throw BackfillError.stopped(converted: current.converted) }
-            try pacer.beforeBatch(on: connection, progress: &current, isStopRequested: isStopRequested)
+            // A hold's beginning and end are written at once, for 'phase status'; a batch writes the rest.
+            let clearance = try pacer.beforeBatch(on: connection, progress: &current, isStopRequested: isStopRequested) { held in
+                if let attempt {
+                    try write(Report(attempt: attempt, progress: held, elapsed: clock.now - began), converted: 0,
+                              batchSize: Int64(held.batchSize), recordsBatch: false, on: connection)
+                }
+            }
             let batchBegan = clock.now
             var reported = current
             reported.batches += 1
             let report = attempt.map { Report(attempt: $0, progress: reported, elapsed: clock.now - began) }
-            let batch = try runBatch(after: cursor, size: pacer.batchSize, in: .whole, report: report, on: connection)
-            let pause = try pacer.afterBatch(time: clock.now - batchBegan, endedRange: batch.lastKey == nil, on: connection,
-                                             progress: &current)
+            let batch = try runBatch(after: cursor, size: clearance.batchSize, in: .whole, report: report, on: connection)
+            let pause = try pacer.afterBatch(clearance, time: clock.now - batchBegan, endedRange: batch.lastKey == nil,
+                                             on: connection, progress: &current)
             current.batches += 1
             current.converted += batch.converted
             cursor = batch.lastKey
@@ -264,14 +296,6 @@ public struct BackfillEngine: Sendable {
             }
             pacer.rest(pause, progress: &current)
         }
-    }
-
-    /// The run's progress and pace, with the batch about to run counted, as the history row's
-    /// `details.backfill` holds it; its rows converted are added when the batch commits.
-    struct Report {
-        let attempt: Int64
-        let progress: Progress
-        let elapsed: Duration
     }
 
     /// Where a batch's cursor is kept: the plan's migration state, for the whole table, or one
@@ -317,31 +341,9 @@ public struct BackfillEngine: Sendable {
             case .range(let number, _):
                 try BackfillRanges.record(plan: plan, range: number, lastKey: lastKey, converted: converted, on: connection)
             }
-            if let report { try write(report, converted: converted, batchSize: Int64(size), on: connection) }
+            if let report { try write(report, converted: converted, batchSize: Int64(size), recordsBatch: true, on: connection) }
             return (lastKey, converted)
         }
-    }
-
-    /// Writes the run's progress and pace into its history row, for `phase status` from another
-    /// terminal and for the history; `converted` rows of the batch in flight are added.
-    func write(_ report: Report, converted: Int64, batchSize: Int64, on connection: PostgresConnection) throws {
-        let progress = report.progress
-        let milliseconds = { (duration: Duration) in DurationText.milliseconds(in: duration) }
-        let elapsed = milliseconds(report.elapsed)
-        // Up to the start of this batch: its own rows are in `converted`, its time not yet in `elapsed`.
-        let rate = elapsed > 0 ? Int64((Double(progress.convertedThisRun) * 1000 / Double(elapsed)).rounded()) : 0
-        try connection.query("""
-            UPDATE cutover.phase_history
-               SET details = details || jsonb_build_object('backfill', jsonb_build_object(
-                       'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
-                       'total', \(progress.total), 'convertedByApplication', \(progress.convertedByApplication),
-                       'batches', \(Int64(progress.batches)), 'batchSize', \(batchSize), 'workers', \(Int64(progress.workers)),
-                       'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
-                       'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),
-                       'pausedMs', \(milliseconds(progress.pausedByOperator)), 'replicaWaitedMs', \(milliseconds(progress.replicaWaited)),
-                       'lastThrottleReason', CAST(\(progress.lastThrottleReason) AS text), 'updatedAt', clock_timestamp()))
-             WHERE id = \(report.attempt)
-            """)
     }
 }
 

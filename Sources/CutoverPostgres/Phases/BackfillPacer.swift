@@ -2,102 +2,209 @@ import Cutover
 import Foundation
 import PostgresClient
 
-/// What one backfill worker does around each of its batches: before it, apply what an operator
-/// asked from another terminal (a pause, a retune), wait for the standbys and for the throttle;
-/// after it, size the next batch to the target time and rest by the nice ratio.
+/// The pace of one backfill, shared by all its workers: before a batch, what an operator asked
+/// from another terminal (a pause, a retune), the standbys' lag and the throttle; after it, the
+/// next batch's size and the rest.
 ///
-/// One per worker, used on that worker's thread and connection only; a backfill of several
-/// workers has each of them pace itself against the same ceilings, which are the server's
-/// (its active sessions, its standbys' lag, the operator's throttle query), so the ceilings
-/// hold for the whole.
-final class BackfillPacer {
+/// One pacer serves the whole backfill, its workers and the passes after them. Before a batch,
+/// one worker at a time checks, on its own session, for every worker: while an operator's pause,
+/// a standby over the replica lag ceiling or the throttle holds it, the others wait for its answer,
+/// so all of them hold, and all of them go on together when it lets go. Its answer stands for as
+/// many batches as there are workers and no longer than the last batch and its rest took
+/// (``BackfillPace``), so N workers send about the checks one would. One batch size serves every
+/// worker and follows every worker's batches (``BatchSizer``). The time held by the throttle, by
+/// standbys and by a pause is the wall time the backfill was held, counted once.
+///
+/// After each of its batches a worker rests ``BackfillEngine/Options/pause(after:)`` of that
+/// batch's time, as one worker does: each of the backfill's sessions works at most 1/(1 + nice
+/// ratio) of the time, and N workers together keep at most N/(1 + nice ratio) sessions busy.
+final class BackfillPacer: @unchecked Sendable {
+    // Safe to share between worker threads: `pace`, `siblings` and `failure` are read and written
+    // only while `condition` is locked; `gate`, `monitor` and `applied` only by the worker holding the pace's
+    // turn (taken and given back under the lock), one worker at a time; the rest never changes.
+
+    /// What a worker runs its next batch with.
+    struct Clearance {
+        /// Rows the batch asks for.
+        let batchSize: Int
+        /// When this worker measured the standbys' lag before the batch; nil when it did not
+        /// check itself, or there is no replica lag ceiling.
+        let measuredAt: ContinuousClock.Instant?
+    }
+
     private let plan: String
     private let options: BackfillEngine.Options
-    private let log: (String) -> Void
+    private let log: @Sendable (String) -> Void
     private let clock = ContinuousClock()
-    private(set) var sizer: BatchSizer
+    private let condition = NSCondition()
+    private var pace: BackfillPace
+    private var siblings: [Int32] = []
+    private var failure: BackfillError?
     private let monitor: StandbyLagMonitor?
     private let gate: BackfillThrottleGate
-    private var pace: BackfillEngine.Options
     private var applied = BackfillControl()
-    private var measuredAt: ContinuousClock.Instant?
 
-    /// A pacer for `plan`'s backfill at `options`' pace; `siblings` gives the server processes
-    /// of the backfill's other workers, which the active sessions ceiling does not count.
-    init(plan: String, options: BackfillEngine.Options, log: @escaping (String) -> Void,
-         siblings: @escaping () -> [Int32] = { [] }) {
+    /// A pacer for `plan`'s backfill at `options`' pace, for one worker until ``share(among:)``.
+    init(plan: String, options: BackfillEngine.Options, log: @escaping @Sendable (String) -> Void) {
         self.plan = plan
         self.options = options
         self.log = log
-        sizer = BatchSizer(initial: options.batchSize, target: options.throttle.targetBatchTime)
+        pace = BackfillPace(options)
         monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
-        gate = BackfillThrottleGate(options.throttle, log: log, siblings: siblings)
-        pace = options
+        gate = BackfillThrottleGate(options.throttle, log: log)
+    }
+
+    /// Shares the pace among `workers` from now on, whose server processes the active sessions
+    /// ceiling does not count (`siblings`; none once the workers are done).
+    func share(among workers: Int, siblings: [Int32] = []) {
+        locked { pace in
+            pace.share(among: workers)
+            self.siblings = siblings
+        }
+    }
+
+    /// Adds a worker's server process to those the active sessions ceiling does not count.
+    func addSibling(_ pid: Int32) {
+        locked { _ in siblings.append(pid) }
     }
 
     /// Rows the next batch asks for.
-    var batchSize: Int { sizer.size }
+    var batchSize: Int { locked { $0.sizer.size } }
 
-    /// Sets `progress`'s pace fields as the pacer starts.
-    func start(_ progress: inout BackfillEngine.Progress) {
-        progress.batchSize = sizer.size
-        progress.niceRatio = options.niceRatio
-        progress.targetBatchTime = sizer.target
+    /// Sets `progress`'s pace fields to the backfill's pace now.
+    func apply(to progress: inout BackfillEngine.Progress) {
+        locked { $0.apply(to: &progress) }
     }
 
-    /// Everything before a batch: the operator's pause and retune, the standbys, the throttle.
+    /// Everything before a batch: waits while another worker checks, or checks for all (the
+    /// operator's pause and retune, the standbys, the throttle).
     ///
-    /// - Throws: ``BackfillError/stopped(converted:)`` when a stop is requested while waiting.
+    /// - Parameters:
+    ///   - progress: gets the pace's fields; its rows converted are those the notices give.
+    ///   - report: hears the backfill's progress and pace when a hold begins and when it ends,
+    ///     from the worker that checks.
+    /// - Throws: ``BackfillError/stopped(converted:)`` when a stop is requested while waiting;
+    ///   ``BackfillError/throttleQueryFailed(_:)``, to every worker, when the throttle query
+    ///   fails the first time it runs.
     func beforeBatch(on connection: PostgresConnection, progress current: inout BackfillEngine.Progress,
-                     isStopRequested: () -> Bool) throws {
+                     isStopRequested: () -> Bool, report: (BackfillEngine.Progress) throws -> Void = { _ in }) throws -> Clearance {
+        condition.lock()
+        var turn = Turn.wait
+        while true {
+            if let failure {
+                condition.unlock()
+                throw failure
+            }
+            turn = pace.turn(at: clock.now)
+            guard turn == .wait else { break }
+            if isStopRequested() {
+                condition.unlock()
+                throw BackfillError.stopped(converted: current.converted)
+            }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
+        }
+        if turn == .go {
+            defer { condition.unlock() }
+            pace.apply(to: &current)
+            return Clearance(batchSize: pace.sizer.size, measuredAt: nil)
+        }
+        condition.unlock()
+        do {
+            let measuredAt = try check(on: connection, progress: &current, isStopRequested: isStopRequested, report: report)
+            return locked { pace in
+                pace.checked(at: clock.now)
+                condition.broadcast()
+                pace.apply(to: &current)
+                return Clearance(batchSize: pace.sizer.size, measuredAt: measuredAt)
+            }
+        } catch {
+            locked { pace in
+                if let error = error as? BackfillError, case .throttleQueryFailed = error { failure = error }
+                pace.checkFailed()
+                condition.broadcast()
+            }
+            throw error
+        }
+    }
+
+    private typealias Turn = BackfillPace.Turn
+
+    /// The checks, by the worker whose turn it is; returns when it measured the standbys' lag.
+    private func check(on connection: PostgresConnection, progress current: inout BackfillEngine.Progress,
+                       isStopRequested: () -> Bool, report: (BackfillEngine.Progress) throws -> Void) throws -> ContinuousClock.Instant? {
         let control = try waitWhilePaused(on: connection, progress: &current, isStopRequested: isStopRequested)
         if control != applied {
             let retune = control.retuneText
             if !retune.isEmpty && retune != applied.retuneText { log("backfill retuned by \(control.changedBy): \(retune), from this batch on") }
             applied = control
-            pace.niceRatio = control.niceRatio ?? options.niceRatio
-            sizer.retarget(control.targetBatchTime ?? options.throttle.targetBatchTime)
             gate.throttle.maximumActiveSessions = control.maximumActiveSessions ?? options.throttle.maximumActiveSessions
             if let monitor, let original = options.replicaLag { monitor.ceiling.maximum = control.maximumReplicaLag ?? original.maximum }
-            current.niceRatio = pace.niceRatio
-            current.targetBatchTime = sizer.target
+            locked { $0.retune(niceRatio: control.niceRatio ?? options.niceRatio,
+                               targetBatchTime: control.targetBatchTime ?? options.throttle.targetBatchTime) }
         }
-        measuredAt = nil
-        if let monitor {
-            let wait = try monitor.waitUnderCeiling(on: connection, converted: current.converted, isStopRequested: isStopRequested)
-            measuredAt = monitor.measuredAt
-            if let waited = wait.waited {
-                current.replicaWaits += 1
-                current.replicaWaited += waited
+        var wasHeld = false
+        func holds(_ reason: String) throws {
+            wasHeld = true
+            var held = current
+            locked { pace in
+                pace.holds(reason)
+                pace.apply(to: &held)
             }
-            current.replicaLagAtStart = wait.lags.map(\.lag).max()
+            try report(held)
         }
-        if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted, isStopRequested: isStopRequested) {
-            current.throttleWaits += 1
-            current.throttled += held.waited
-            current.lastThrottleReason = held.reason
-        }
-    }
-
-    /// Everything after a batch that took `batchTime`: the next batch's size and the standbys'
-    /// lag now. Returns the rest to take before the next batch.
-    func afterBatch(time batchTime: Duration, endedRange: Bool, on connection: PostgresConnection,
-                    progress current: inout BackfillEngine.Progress) throws -> Duration {
-        sizer.record(time: batchTime, endedPass: endedRange)
-        current.lastBatchTime = batchTime
-        current.batchSize = sizer.size
+        var measuredAt: ContinuousClock.Instant?
         if let monitor {
-            current.replicaLagAfter = try monitor.measure(on: connection).map(\.lag).max()
-            if let before = measuredAt, let after = monitor.measuredAt { current.lastBatchSpan = after - before }
+            let wait = try monitor.waitUnderCeiling(on: connection, converted: current.converted, isStopRequested: isStopRequested,
+                                                    holds: holds)
+            measuredAt = monitor.measuredAt
+            locked { pace in
+                if let waited = wait.waited { pace.standbysCaughtUp(after: waited) }
+                pace.measured(lagAtStart: wait.lags.map(\.lag).max())
+            }
         }
-        return pace.pause(after: batchTime)
+        gate.siblings = locked { _ in siblings }
+        if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted, isStopRequested: isStopRequested,
+                                                  holds: holds) {
+            locked { $0.throttleLetGo(reason: held.reason, after: held.waited) }
+        }
+        if wasHeld {
+            var released = current
+            apply(to: &released)
+            try report(released)
+        }
+        return measuredAt
     }
 
-    /// Rests for `pause`, counting it in `progress`.
+    /// Everything after a batch that took `batchTime`: the next batch's size and, when this
+    /// worker measured the standbys' lag before the batch, their lag now. Returns the rest to
+    /// take before the worker's next batch.
+    func afterBatch(_ clearance: Clearance, time batchTime: Duration, endedRange: Bool, on connection: PostgresConnection,
+                    progress current: inout BackfillEngine.Progress) throws -> Duration {
+        let pause = locked { $0.record(rows: clearance.batchSize, time: batchTime, endedRange: endedRange) }
+        // Another worker checking now has the monitor; this batch's lag after it is then not measured.
+        if let monitor, let before = clearance.measuredAt, locked({ $0.takeTurnIfFree() }) {
+            defer {
+                locked { pace in
+                    pace.giveTurnBack()
+                    condition.broadcast()
+                }
+            }
+            let lag = try monitor.measure(on: connection).map(\.lag).max()
+            let span = monitor.measuredAt.map { $0 - before } ?? .zero
+            locked { $0.measured(lagAfter: lag, span: span) }
+        }
+        apply(to: &current)
+        return pause
+    }
+
+    /// Rests for `pause`, counting it in the pace and in `progress`.
     func rest(_ pause: Duration, progress: inout BackfillEngine.Progress) {
         guard pause > .zero else { return }
         Thread.sleep(forTimeInterval: pause / .seconds(1))
-        progress.paused += pause
+        locked { pace in
+            pace.rested(pause)
+            pace.apply(to: &progress)
+        }
     }
 
     /// Waits while an operator has paused the backfill, saying so at most every 5 s, and
@@ -117,8 +224,14 @@ final class BackfillPacer {
             Thread.sleep(forTimeInterval: 0.1)
             control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()
         }
-        progress.pausedByOperator += clock.now - began
+        locked { [waited = clock.now - began] in $0.pauseEnded(after: waited) }
         log("backfill resumed by \(control.changedBy)")
         return control
+    }
+
+    private func locked<T>(_ body: (inout BackfillPace) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&pace)
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
 
-/// A backfill run's progress and pace as it records them with every batch in its history
-/// row's `details.backfill`: what `phase status` shows of a backfill running in another
-/// terminal, and what `phase history` keeps of the pace a finished one kept.
+/// A backfill run's progress and pace as it records them with every batch, and when a hold
+/// begins and ends, in its history row's `details.backfill`: what `phase status` shows of a
+/// backfill running in another terminal, and what `phase history` keeps of the pace a finished
+/// one kept. With several workers, the figures are the whole backfill's: one batch size, and
+/// each hold's time counted once.
 public struct BackfillRunReport: Sendable, Equatable, Decodable {
     /// Rows converted, over every run.
     public var converted: Int64
@@ -33,9 +35,15 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
     public var pausedMs: Int64
     /// Time spent waiting for standbys, in milliseconds.
     public var replicaWaitedMs: Int64
-    /// Why the throttle last held a batch.
+    /// Why the throttle last held the backfill.
     public var lastThrottleReason: String?
-    /// When the last batch committed, as the server gave it.
+    /// What holds the backfill before its next batch as the report was written (the throttle's
+    /// reason, or a standby's replay lag over the ceiling); nil while nothing does.
+    public var holdReason: String?
+    /// When that hold began, as the server gave it.
+    public var heldSince: String?
+    /// When the last batch committed, as the server gave it; before the first, when the run
+    /// first wrote its report.
     public var updatedAt: String
 
     /// Rows this run converted.

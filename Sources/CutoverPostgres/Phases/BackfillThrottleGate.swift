@@ -23,13 +23,14 @@ final class BackfillThrottleGate {
     private var lastNotice: ContinuousClock.Instant?
     private var hasAsked = false
     private var hasToldHidden = false
-    private let siblings: () -> [Int32]
+    /// The server processes of the backfill's other workers, which the active sessions ceiling
+    /// does not count.
+    var siblings: [Int32] = []
 
     /// A gate for `throttle`'s ceilings; one without any lets every batch through without a query.
     init(_ throttle: PlanBackfillThrottle, log: @escaping (String) -> Void, noticeInterval: Duration = .seconds(5),
-          pollInterval: Duration = .milliseconds(250), siblings: @escaping () -> [Int32] = { [] }) {
+          pollInterval: Duration = .milliseconds(250)) {
         self.throttle = throttle
-        self.siblings = siblings
         self.log = log
         self.noticeInterval = noticeInterval
         self.pollInterval = pollInterval
@@ -42,7 +43,7 @@ final class BackfillThrottleGate {
                 SELECT count(*) FILTER (WHERE state = 'active') AS active, count(*) FILTER (WHERE state IS NULL) AS hidden
                   FROM pg_stat_activity
                  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
-                   AND NOT (pid = ANY (CAST(string_to_array(\(siblings().map(String.init).joined(separator: ",")), ',') AS int[])))
+                   AND NOT (pid = ANY (CAST(string_to_array(\(siblings.map(String.init).joined(separator: ",")), ',') AS int[])))
                 """)[0]
             let active = try row.decode(Int64.self, "active")
             if try row.decode(Int64.self, "hidden") > 0, !hasToldHidden {
@@ -68,14 +69,18 @@ final class BackfillThrottleGate {
     /// Waits until ``reason(on:)`` lets the batch run, saying why at most every notice
     /// interval; returns the reason it first waited for and the time waited, nil when it did not wait.
     ///
+    /// - Parameter holds: hears the reason when the gate begins to hold the batch.
     /// - Throws: ``BackfillError/stopped(converted:)`` when a stop is requested while waiting.
-    func waitWhileThrottled(on connection: PostgresConnection, converted: Int64, isStopRequested: () -> Bool) throws
-        -> (reason: String, waited: Duration)? {
+    func waitWhileThrottled(on connection: PostgresConnection, converted: Int64, isStopRequested: () -> Bool,
+                            holds: (String) throws -> Void = { _ in }) throws -> (reason: String, waited: Duration)? {
         var first: (reason: String, began: ContinuousClock.Instant)?
         while let reason = try reason(on: connection) {
             if isStopRequested() { throw BackfillError.stopped(converted: converted) }
             let now = clock.now
-            if first == nil { first = (reason, now) }
+            if first == nil {
+                first = (reason, now)
+                try holds(reason)
+            }
             if lastNotice.map({ now - $0 >= noticeInterval }) ?? true {
                 lastNotice = now
                 log("backfill throttled: \(reason); it goes on when that is no longer so")

@@ -90,16 +90,20 @@ package final class StandbyLagMonitor {
     /// Waits until every standby waited for is at or under the ceiling, and returns the lags
     /// then and the time waited, nil when it did not wait.
     ///
+    /// - Parameter holds: hears why when the monitor begins to hold the batch.
     /// - Throws: ``BackfillError/stopped(converted:)`` when a stop is requested while waiting.
-    func waitUnderCeiling(on connection: PostgresConnection, converted: Int64, isStopRequested: () -> Bool) throws
-        -> (lags: [Lag], waited: Duration?)
+    func waitUnderCeiling(on connection: PostgresConnection, converted: Int64, isStopRequested: () -> Bool,
+                          holds: (String) throws -> Void = { _ in }) throws -> (lags: [Lag], waited: Duration?)
     {
         var began: ContinuousClock.Instant?
         var lags = try measure(on: connection)
         while let worst = lags.filter({ $0.lag > ceiling.maximum }).max(by: { $0.lag < $1.lag }) {
             if isStopRequested() { throw BackfillError.stopped(converted: converted) }
             let now = clock.now
-            if began == nil { began = now }
+            if began == nil {
+                began = now
+                try holds("standby \(worst.name)'s replay lag \(ReplicationText.lag(worst.lag)) is over the ceiling of \(ReplicationText.lag(ceiling.maximum))")
+            }
             if lastNotice.map({ now - $0 >= ceiling.noticeInterval }) ?? true {
                 lastNotice = now
                 log("backfill waits for standby \(worst.name): replay lag \(ReplicationText.lag(worst.lag)) (\(ReplicationText.bytes(worst.bytes))) is over the ceiling of \(ReplicationText.lag(ceiling.maximum))")

@@ -24,11 +24,11 @@ struct BackfillCommand: PhaseCommand {
         help: "A query run read-only before each batch: while its first column is true or a number above 0, wait. One that fails before the first batch stops the backfill. The plan's throttleQuery when omitted.")
     /// `--batch-delay`
     static let batchDelay = Option("batch-delay", type: .duration(in: .zero ... .seconds(60)), default: .zero,
-                                   valueName: "duration", help: "A pause after each batch, to leave room for the live load.")
+                                   valueName: "duration", help: "A pause after each batch (with --workers, each worker's own), to leave room for the live load.")
     /// `--nice-ratio`
     static let niceRatio = Option(
         "nice-ratio", type: .decimal(in: PlanLimits.niceRatio), valueName: "ratio",
-        help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (phase plan shows it) when omitted.")
+        help: "A pause after each batch as a share of the batch's own time (1: as long as the batch took); the plan's nice ratio (phase plan shows it) when omitted. With --workers n, each worker rests so after each of its own batches: each session works at most 1/(1 + ratio) of the time, and the n together keep at most n/(1 + ratio) sessions busy.")
     /// `--max-replica-lag`
     static let maxReplicaLag = Option(
         "max-replica-lag", type: .duration(in: .zero ... .seconds(3600)), valueName: "duration",
@@ -36,7 +36,7 @@ struct BackfillCommand: PhaseCommand {
     /// `--workers`
     static let workers = Option(
         "workers", type: .integer(in: 1...64), default: 1, valueName: "n",
-        help: "Convert with this many workers at once, each over its own key range on a session of its own and each resumable; each paces itself, and the ceilings are the server's. Ranges an earlier run left unfinished are finished first, whatever n. A declarative plan's backfill only.")
+        help: "Convert with this many workers at once, each over its own key range on a session of its own and each resumable, all at one pace: one batch size, following every worker's batches; one worker at a time checks the pause, the standbys and the throttle for all, and while one holds, every worker waits; each rests by --nice-ratio after its own batches. Ranges an earlier run left unfinished are finished first, whatever n. A declarative plan's backfill only.")
     /// `--pause`
     static let pause = Flag("pause", help: "Pause the plan's backfill before its next batch, from any terminal (or the next backfill before its first); the running backfill keeps its lock and says it waits.")
     /// `--resume`

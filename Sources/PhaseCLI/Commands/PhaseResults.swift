@@ -150,7 +150,10 @@ struct StatusResult: CommandResult {
                        + (status.lockHolder == nil ? "; run it again to finish it" : ""))
         }
         if let holder = status.lockHolder { out.append("runner at work: \(holder)") }
-        if let run = status.backfillRun { out.append(Self.backfillRunLine(run, isRunning: status.lockHolder != nil)) }
+        if let run = status.backfillRun {
+            out.append(Self.backfillRunLine(run, isRunning: status.lockHolder != nil))
+            if status.lockHolder != nil, let held = Self.heldLine(run) { out.append(held) }
+        }
         if let control = status.backfillControl {
             if control.isPaused {
                 out.append("backfill paused by \(control.changedBy) at \(control.changedAt): 'phase backfill --resume' lets it go on")
@@ -179,7 +182,13 @@ struct StatusResult: CommandResult {
             + "), \(run.rowsPerSecond) rows/s"
             + ((run.workers ?? 1) > 1 ? " on \(run.workers ?? 1) workers" : "")
         if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
-        return line + "; " + pace(run, withThrottleReason: true) + "; last batch at \(run.updatedAt)"
+        return line + "; " + pace(run, withThrottleReason: true) + (run.batches > 0 ? "; last batch at \(run.updatedAt)" : "; no batch yet")
+    }
+
+    /// `backfill held since …: the throttle query answered true; it goes on when that is no longer so`,
+    /// nil while nothing holds it.
+    static func heldLine(_ run: BackfillRunReport) -> String? {
+        run.holdReason.map { "backfill held" + (run.heldSince.map { " since \($0)" } ?? "") + ": \($0); it goes on when that is no longer so" }
     }
 
     /// `batches of 1000 rows (target 250ms), nice ratio 0.25; throttled 0s, paused 0s, waited for standbys 0s`.
@@ -201,6 +210,7 @@ struct StatusResult: CommandResult {
          "batches": .integer(Int64(run.batches)), "batchSize": .integer(Int64(run.batchSize)), "targetBatchMs": .integer(run.targetBatchMs),
          "niceRatio": .number(run.niceRatio), "throttledMs": .integer(run.throttledMs), "pausedMs": .integer(run.pausedMs),
          "replicaWaitedMs": .integer(run.replicaWaitedMs), "lastThrottleReason": run.lastThrottleReason.map { .string($0) } ?? .null,
+         "holdReason": run.holdReason.map { .string($0) } ?? .null, "heldSince": run.heldSince.map { .string($0) } ?? .null,
          "updatedAt": .string(run.updatedAt)]
     }
 

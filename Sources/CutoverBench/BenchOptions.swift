@@ -76,7 +76,7 @@ struct BenchOptions: Sendable {
         "backfill-target-batch-time", type: .duration(in: .milliseconds(1) ... .seconds(60)), valueName: "duration",
         help: "The time each backfill batch's size aims at, instead of the plan's (250ms).")
     static let backfillWorkers = Option("backfill-workers", type: .integer(in: 1...64), default: 1, valueName: "n",
-                                        help: "Backfill workers converting at once, each over its own key range.")
+                                        help: "Backfill workers converting at once, each over its own key range, sharing one pace: one batch size, one check of the ceilings at a time, each resting by the nice ratio after its own batches.")
     static let backfillNiceRatio = Option(
         "backfill-nice-ratio", type: .decimal(in: 0...100), valueName: "ratio",
         help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0.25).")

@@ -122,11 +122,43 @@ struct BackfillScenario {
             rows: rows, duration: ours.map(\.duration.seconds).reduce(0, +),
             settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
         var results = [throughput, liveLoad, memory]
+        if options.lengths.largeBackfillRows > 0 {
+            results += try await measureAtScale(database, pool: pool, against: ours, label: label, settings: settings)
+        }
         if let standby = try await measureUnderStandbyCeiling(database, pool: pool, label: label,
                                                               unthrottled: median(ours.map(\.rowsPerSecond))) {
             results.append(standby)
         }
         return results
+    }
+
+    /// "backfill, N rows" and "backfill peak RSS, N rows" at the large size: the plan's backfill
+    /// once over a fresh table of ``BenchOptions/Lengths/largeBackfillRows`` under the same live
+    /// load, against `ours` at the first size: rows/s within 0.9× (the cost grows linearly with
+    /// the table) and the peak RSS under 1.1× (memory does not grow with it).
+    private func measureAtScale(_ database: BenchDatabase, pool: PostgresPool, against ours: [Run], label: String,
+                                settings: String) async throws -> [ScenarioResult] {
+        let rows = options.lengths.largeBackfillRows
+        let largeLabel = Format.number(Double(rows))
+        var load = try await freshTable(rows: rows, in: database, pool: pool)
+        let large = try await backfillWithEngine(database, load: &load)
+        log.step("backfill, \(largeLabel) rows: BackfillEngine \(Format.number(large.rowsPerSecond)) rows/s, peak memory \(Format.number(Double(large.peakMemory ?? 0) / 1024)) MiB")
+        let firstSize = median(ours.map(\.rowsPerSecond))
+        let throughput = ScenarioResult(
+            scenario: "backfill, \(largeLabel) rows", unit: "rows/s", ours: large.rowsPerSecond,
+            baselineName: "BackfillEngine at \(label) rows (median of its runs above)", baseline: firstSize,
+            ratio: firstSize > 0 ? large.rowsPerSecond / firstSize : nil, goal: .ratioAtLeast(0.9),
+            latencyOurs: large.saves.latencies.summary, rows: Int(large.rows), duration: large.duration.seconds,
+            settings: settings + "; one run")
+        let firstPeak = Double(ours.compactMap(\.peakMemory).max() ?? 0) / 1024
+        let largePeak = Double(large.peakMemory ?? 0) / 1024
+        let memory = ScenarioResult(
+            scenario: "backfill peak RSS, \(largeLabel) rows", unit: "MiB", ours: largePeak,
+            baselineName: "peak RSS at \(label) rows", baseline: firstPeak,
+            ratio: firstPeak > 0 ? largePeak / firstPeak : nil, goal: .ratioBelow(1.1),
+            rows: rows, duration: large.duration.seconds,
+            settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
+        return [throughput, memory]
     }
 
     /// The replay-lag ceiling of the standby run.

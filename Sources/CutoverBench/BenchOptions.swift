@@ -36,6 +36,9 @@ struct BenchOptions: Sendable {
         /// Rows of the backfill table, and the smaller size that shows memory does not grow with it.
         var backfillRows: Int
         var smallBackfillRows: Int
+        /// The larger size, backfilled once, that shows the cost grows linearly and memory does
+        /// not grow; 0 leaves it out.
+        var largeBackfillRows: Int
         /// Rounds of the backfill comparison.
         var backfillRounds: Int
         /// Fleet switches observed.
@@ -45,9 +48,10 @@ struct BenchOptions: Sendable {
         var legacyWriteRounds: Int
 
         static let full = Lengths(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
-                                 backfillRounds: 2, switches: 200, legacyWriteRows: 100_000, legacyWriteRounds: 3)
+                                 largeBackfillRows: 10_000_000, backfillRounds: 2, switches: 200, legacyWriteRows: 100_000,
+                                 legacyWriteRounds: 3)
         static let quick = Lengths(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
-                                  backfillRounds: 1, switches: 50, legacyWriteRows: 20_000, legacyWriteRounds: 1)
+                                  largeBackfillRows: 0, backfillRounds: 1, switches: 50, legacyWriteRows: 20_000, legacyWriteRounds: 1)
     }
 
     // MARK: The command line
@@ -67,6 +71,10 @@ struct BenchOptions: Sendable {
     static let backfillRows = Option(
         "backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
         help: "Rows of the backfill table; \(Lengths.full.backfillRows), or \(Lengths.quick.backfillRows) with --quick, when omitted.")
+    static let largeBackfillRows = Option(
+        "large-backfill-rows", type: .integer(atLeast: 0), valueName: "n",
+        help: "The larger size, backfilled once beside the first size's runs, for throughput and peak memory at scale; "
+            + "\(Lengths.full.largeBackfillRows), or none with --quick, when omitted; 0 leaves it out.")
     static let smallBackfillRows = Option(
         "small-backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
         help: "The second size, for peak memory; \(Lengths.full.smallBackfillRows), or \(Lengths.quick.smallBackfillRows) with --quick, when omitted.")
@@ -74,7 +82,7 @@ struct BenchOptions: Sendable {
                                           help: "Rows of every backfill batch, fixed, instead of batches sized to the target batch time.")
     static let backfillTargetBatchTime = Option(
         "backfill-target-batch-time", type: .duration(in: .milliseconds(1) ... .seconds(60)), valueName: "duration",
-        help: "The time each backfill batch's size aims at, instead of the plan's (250ms).")
+        help: "The time each backfill batch's size aims at, instead of the plan's (50ms).")
     static let backfillWorkers = Option("backfill-workers", type: .integer(in: 1...64), default: 1, valueName: "n",
                                         help: "Backfill workers converting at once, each over its own key range, sharing one pace: one batch size, one check of the ceilings at a time, each resting by the nice ratio after its own batches.")
     static let backfillNiceRatio = Option(
@@ -103,7 +111,7 @@ struct BenchOptions: Sendable {
         "cutover-bench",
         abstract: "Benchmarks Cutover's save, backfill, fleet switch and the old application's writes during a migration beside pgbench baselines.",
         discussion: "Starts an ephemeral PostgreSQL cluster (fsync on) unless --database-url is given, warms up, runs every scenario and its baseline in alternation, and prints a table and JSON.",
-        parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, backfillBatchSize,
+        parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, largeBackfillRows, backfillBatchSize,
                      backfillTargetBatchTime, backfillNiceRatio, backfillWorkers, switches, legacyWriteRows, json, scripts, pgbench, clientExecutor, statements])
 
     // MARK: The values
@@ -148,6 +156,7 @@ struct BenchOptions: Sendable {
         if let seconds = parsed[Self.seconds] { lengths.seconds = seconds }
         if let rows = parsed[Self.backfillRows] { lengths.backfillRows = rows }
         if let rows = parsed[Self.smallBackfillRows] { lengths.smallBackfillRows = rows }
+        if let rows = parsed[Self.largeBackfillRows] { lengths.largeBackfillRows = rows }
         if let switches = parsed[Self.switches] { lengths.switches = switches }
         if let rows = parsed[Self.legacyWriteRows] { lengths.legacyWriteRows = rows }
         backfillBatchSize = parsed[Self.backfillBatchSize]

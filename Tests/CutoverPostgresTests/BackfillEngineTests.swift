@@ -127,7 +127,7 @@ struct BackfillEngineTests {
         let pace = BackfillEngine.Options(plan: step)
         #expect(pace.batchSize == 1000 && pace.niceRatio == 0.25)
         #expect(pace.batchDelay == .zero && pace.lockTimeout == BackfillEngine.Options().lockTimeout)
-        #expect(pace.throttle == .standard && pace.throttle.targetBatchTime == .milliseconds(250))
+        #expect(pace.throttle == .standard && pace.throttle.targetBatchTime == .milliseconds(50))
         #expect(BackfillEngine.Options().throttle.targetBatchTime == .zero, "a pace made in code keeps its batch size unless told")
     }
 

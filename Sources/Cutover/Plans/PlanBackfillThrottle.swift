@@ -14,7 +14,7 @@ public struct PlanBackfillThrottle: Sendable, Hashable {
     /// is true (or a number above 0), the backfill waits; nil runs none.
     public var throttleQuery: String?
 
-    /// Batches of about 250 ms, no session ceiling, no throttle query.
+    /// Batches of about 50 ms, no session ceiling, no throttle query.
     public static let standard = PlanBackfillThrottle(targetBatchTime: PlanLimits.defaultTargetBatchTime)
 
     /// A throttle of these targets.

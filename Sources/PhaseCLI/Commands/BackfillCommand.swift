@@ -13,7 +13,7 @@ struct BackfillCommand: PhaseCommand {
     /// `--target-batch-time`
     static let targetBatchTime = Option(
         "target-batch-time", type: .duration(in: .zero ... PlanLimits.maximumTargetBatchTime), valueName: "duration",
-        help: "The time each batch should take: the batch size grows and shrinks to meet it; 0s keeps it fixed. The plan's (250ms unless it says otherwise) when omitted.")
+        help: "The time each batch should take: the batch size grows and shrinks to meet it; 0s keeps it fixed. The plan's (50ms unless it says otherwise) when omitted.")
     /// `--max-active-sessions`
     static let maxActiveSessions = Option(
         "max-active-sessions", type: .integer(in: PlanLimits.activeSessions), valueName: "n",

@@ -191,7 +191,7 @@ struct StatusResult: CommandResult {
         run.holdReason.map { "backfill held" + (run.heldSince.map { " since \($0)" } ?? "") + ": \($0); it goes on when that is no longer so" }
     }
 
-    /// `batches of 1000 rows (target 250ms), nice ratio 0.25; throttled 0s, paused 0s, waited for standbys 0s`.
+    /// `batches of 1000 rows (target 50ms), nice ratio 0.25; throttled 0s, paused 0s, waited for standbys 0s`.
     static func pace(_ run: BackfillRunReport, withThrottleReason: Bool) -> String {
         let milliseconds = { (value: Int64) in DurationText.format(.milliseconds(value)) }
         return "batches of \(run.batchSize) rows"

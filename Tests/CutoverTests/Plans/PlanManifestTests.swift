@@ -93,10 +93,10 @@ struct PlanManifestTests {
         #expect(backfill.niceRatio == 0 && PlanLimits.defaultNiceRatio == 0)
     }
 
-    @Test("a backfill meets a batch time of 250 ms unless its step sets one, and holds its batches as its throttle keys say")
+    @Test("a backfill meets a batch time of 50 ms unless its step sets one, and holds its batches as its throttle keys say")
     func backfillThrottle() throws {
         let plain = try #require(try Samples.read(Samples.full).get().step(.backfill)?.backfill)
-        #expect(plain.throttle == .standard && plain.throttle.targetBatchTime == .milliseconds(250))
+        #expect(plain.throttle == .standard && plain.throttle.targetBatchTime == .milliseconds(50))
         #expect(plain.throttle.maximumActiveSessions == nil && plain.throttle.throttleQuery == nil)
         let manifest = Samples.editing(replacing: #""batchSize": 1000"#, with: #"""
             "batchSize": 1000, "targetBatchTime": "0s", "maxActiveSessions": 40,

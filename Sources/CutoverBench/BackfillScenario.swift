@@ -113,14 +113,8 @@ struct BackfillScenario {
             extra: ["p99_ms_during_set_based_update": duringSetBased.percentile(0.99) ?? 0,
                     "saves_failed_during_set_based_update": Double(setBased.map(\.saves.errors).reduce(0, +))],
             settings: settings)
-        let largePeak = Double(ours.compactMap(\.peakMemory).max() ?? 0) / 1024
-        let smallPeak = Double(smallRun.peakMemory ?? 0) / 1024
-        let memory = ScenarioResult(
-            scenario: "backfill peak RSS, \(label) rows", unit: "MiB", ours: largePeak,
-            baselineName: "peak RSS at \(Format.number(Double(options.lengths.smallBackfillRows))) rows", baseline: smallPeak,
-            ratio: smallPeak > 0 ? largePeak / smallPeak : nil, goal: .ratioBelow(1.1),
-            rows: rows, duration: ours.map(\.duration.seconds).reduce(0, +),
-            settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
+        let memory = Self.peakMemory(of: ours, rows: rows, against: [smallRun],
+                                     rowsThen: options.lengths.smallBackfillRows)
         var results = [throughput, liveLoad, memory]
         if options.lengths.largeBackfillRows > 0 {
             results += try await measureAtScale(database, pool: pool, against: ours, label: label, settings: settings)
@@ -150,15 +144,20 @@ struct BackfillScenario {
             ratio: firstSize > 0 ? large.rowsPerSecond / firstSize : nil, goal: .ratioAtLeast(0.9),
             latencyOurs: large.saves.latencies.summary, rows: Int(large.rows), duration: large.duration.seconds,
             settings: settings + "; one run")
-        let firstPeak = Double(ours.compactMap(\.peakMemory).max() ?? 0) / 1024
-        let largePeak = Double(large.peakMemory ?? 0) / 1024
-        let memory = ScenarioResult(
-            scenario: "backfill peak RSS, \(largeLabel) rows", unit: "MiB", ours: largePeak,
-            baselineName: "peak RSS at \(label) rows", baseline: firstPeak,
-            ratio: firstPeak > 0 ? largePeak / firstPeak : nil, goal: .ratioBelow(1.1),
-            rows: rows, duration: large.duration.seconds,
+        return [throughput, Self.peakMemory(of: [large], rows: rows, against: ours, rowsThen: options.lengths.backfillRows)]
+    }
+
+    /// "backfill peak RSS, N rows": the highest peak of `runs` over `rows` rows against that of
+    /// `smaller` over `rowsThen`; goal < 1.1×, memory does not grow with the table.
+    private static func peakMemory(of runs: [Run], rows: Int, against smaller: [Run], rowsThen: Int) -> ScenarioResult {
+        let peak = Double(runs.compactMap(\.peakMemory).max() ?? 0) / 1024
+        let peakThen = Double(smaller.compactMap(\.peakMemory).max() ?? 0) / 1024
+        return ScenarioResult(
+            scenario: "backfill peak RSS, \(Format.number(Double(rows))) rows", unit: "MiB", ours: peak,
+            baselineName: "peak RSS at \(Format.number(Double(rowsThen))) rows", baseline: peakThen,
+            ratio: peakThen > 0 ? peak / peakThen : nil, goal: .ratioBelow(1.1),
+            rows: rows, duration: runs.map(\.duration.seconds).reduce(0, +),
             settings: "VmHWM of the benchmark process, reset before each backfill, live load included")
-        return [throughput, memory]
     }
 
     /// The replay-lag ceiling of the standby run.

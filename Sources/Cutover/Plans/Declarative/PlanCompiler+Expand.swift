@@ -3,6 +3,23 @@ extension PlanCompiler {
     /// outside a transaction for each index built `CONCURRENTLY`.
     func expandFiles() -> [CompiledFile] {
         var statements: [CompiledStatement] = []
+        if trigger.isNeeded {
+            statements.append(.init("""
+                INSERT INTO cutover.legacy_activity (table_name, last_write_at)
+                VALUES (\(SQLName.literal(table.sql)), '-infinity') ON CONFLICT (table_name) DO NOTHING
+                """, lock: nil, work: .catalog))
+        }
+        // The functions first, before the table's ACCESS EXCLUSIVE lock, which the transaction
+        // then holds only for the ALTER TABLE and the trigger. The trigger's function is checked
+        // as it is created (PL/pgSQL checks its syntax, not its names). The row functions' bodies
+        // name the modern columns, which do not exist yet, so their check waits for their first
+        // call: expand's check "the plan's expressions compile" has compiled each one already,
+        // against a copy of the table with the modern columns.
+        if trigger.isNeeded { statements.append(trigger.createFunction()) }
+        if !rowFunctions.isEmpty {
+            statements.append(.init("SET LOCAL check_function_bodies = off", lock: nil, work: .catalog))
+            statements += rowFunctions.map { $0.create(table) }
+        }
         if !addedColumns.isEmpty {
             let adds = addedColumns.map { "ADD COLUMN IF NOT EXISTS \(SQLName.identifier($0.definition.name)) \($0.definition.type)" }
             statements.append(.init("ALTER TABLE \(table.sql)\n    " + adds.joined(separator: ",\n    "),
@@ -12,20 +29,11 @@ extension PlanCompiler {
             if let value = column.defaultValue { statements.append(setDefault(column.name, value)) }
         }
         statements += expandConstraints.compactMap(addNotValid)
-        if trigger.isNeeded {
-            statements.append(.init("""
-                INSERT INTO cutover.legacy_activity (table_name, last_write_at)
-                VALUES (\(SQLName.literal(table.sql)), '-infinity') ON CONFLICT (table_name) DO NOTHING
-                """, lock: nil, work: .catalog))
-        }
-        statements += rowFunctions.map { $0.create(table) }
-        if trigger.isNeeded {
-            statements.append(trigger.createFunction())
-            statements.append(trigger.createTrigger())
-        }
+        if trigger.isNeeded { statements.append(trigger.createTrigger()) }
         var files = [CompiledFile("compiled/expand.sql", purpose: """
-            Expand, in one transaction: the modern columns beside the legacy ones (nullable, without a
-            default an old writer would see, so no rewrite), the row functions, and the sync trigger.
+            Expand, in one transaction: the row functions and the sync trigger's function, then the
+            modern columns beside the legacy ones (nullable, without a default an old writer would see,
+            so no rewrite) and the trigger, so that the table's lock is held for those two only.
             """, statements: statements)]
         if !targets.isEmpty {
             let predicate = targets.map { Self.allNull($0.columns, alias: nil) }.joined(separator: " OR ")

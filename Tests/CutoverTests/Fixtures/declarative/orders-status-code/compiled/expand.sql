@@ -1,25 +1,10 @@
--- Expand, in one transaction: the modern columns beside the legacy ones (nullable, without a
--- default an old writer would see, so no rewrite), the row functions, and the sync trigger.
-
--- ACCESS EXCLUSIVE lock, catalog only, no rewrite
-ALTER TABLE public.orders
-    ADD COLUMN IF NOT EXISTS status_code smallint;
+-- Expand, in one transaction: the row functions and the sync trigger's function, then the
+-- modern columns beside the legacy ones (nullable, without a default an old writer would see,
+-- so no rewrite) and the trigger, so that the table's lock is held for those two only.
 
 -- no lock on the table, catalog only, no rewrite
 INSERT INTO cutover.legacy_activity (table_name, last_write_at)
 VALUES ('public.orders', '-infinity') ON CONFLICT (table_name) DO NOTHING;
-
--- no lock on the table, catalog only, no rewrite
-CREATE OR REPLACE FUNCTION cutover.orders_status_code_up(public.orders) RETURNS smallint
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
-SELECT (CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END) FROM (SELECT ($1).*) AS cutover_row
-$cutover$;
-
--- no lock on the table, catalog only, no rewrite
-CREATE OR REPLACE FUNCTION cutover.orders_status_down(public.orders) RETURNS public.orders.status%TYPE
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
-SELECT (CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END) FROM (SELECT ($1).*) AS cutover_row
-$cutover$;
 
 -- no lock on the table, catalog only, no rewrite
 CREATE OR REPLACE FUNCTION cutover.orders_sync() RETURNS trigger
@@ -58,6 +43,25 @@ BEGIN
     RETURN NEW;
 END
 $cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+SET LOCAL check_function_bodies = off;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.orders_status_code_up(public.orders) RETURNS smallint
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT (CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.orders_status_down(public.orders) RETURNS public.orders.status%TYPE
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT (CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+ALTER TABLE public.orders
+    ADD COLUMN IF NOT EXISTS status_code smallint;
 
 -- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
 CREATE OR REPLACE TRIGGER cutover_sync

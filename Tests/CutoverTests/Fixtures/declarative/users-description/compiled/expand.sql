@@ -1,19 +1,10 @@
--- Expand, in one transaction: the modern columns beside the legacy ones (nullable, without a
--- default an old writer would see, so no rewrite), the row functions, and the sync trigger.
-
--- ACCESS EXCLUSIVE lock, catalog only, no rewrite
-ALTER TABLE users
-    ADD COLUMN IF NOT EXISTS description text;
+-- Expand, in one transaction: the row functions and the sync trigger's function, then the
+-- modern columns beside the legacy ones (nullable, without a default an old writer would see,
+-- so no rewrite) and the trigger, so that the table's lock is held for those two only.
 
 -- no lock on the table, catalog only, no rewrite
 INSERT INTO cutover.legacy_activity (table_name, last_write_at)
 VALUES ('users', '-infinity') ON CONFLICT (table_name) DO NOTHING;
-
--- no lock on the table, catalog only, no rewrite
-CREATE OR REPLACE FUNCTION cutover.users_description_up(users) RETURNS text
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
-SELECT ('description for ' || name) FROM (SELECT ($1).*) AS cutover_row
-$cutover$;
 
 -- no lock on the table, catalog only, no rewrite
 CREATE OR REPLACE FUNCTION cutover.users_sync() RETURNS trigger
@@ -39,6 +30,19 @@ BEGIN
     RETURN NEW;
 END
 $cutover$;
+
+-- no lock on the table, catalog only, no rewrite
+SET LOCAL check_function_bodies = off;
+
+-- no lock on the table, catalog only, no rewrite
+CREATE OR REPLACE FUNCTION cutover.users_description_up(users) RETURNS text
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
+SELECT ('description for ' || name) FROM (SELECT ($1).*) AS cutover_row
+$cutover$;
+
+-- ACCESS EXCLUSIVE lock, catalog only, no rewrite
+ALTER TABLE users
+    ADD COLUMN IF NOT EXISTS description text;
 
 -- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
 CREATE OR REPLACE TRIGGER cutover_sync

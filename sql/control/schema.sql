@@ -1,4 +1,4 @@
--- Cutover's control schema, version 12.
+-- Cutover's control schema, version 13.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -33,7 +33,10 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- batch; 12 records the rows a plan's backfill had to convert when it began
 -- (migration_state.backfill_initial_remaining), so that the rows the application's own writes
 -- converted meanwhile are counted apart from the backfill's, and the key ranges a backfill of
--- several workers divides its rows into, each with its own cursor (cutover.backfill_ranges).
+-- several workers divides its rows into, each with its own cursor (cutover.backfill_ranges); 13
+-- counts the rows a plan's predicate selects under the search_path the plan's row functions and
+-- sync trigger pin (cutover.count_rows), so that the rows a backfill has still to convert are
+-- counted with the plan's expressions written out rather than called once per row.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -1418,6 +1421,26 @@ CREATE TABLE IF NOT EXISTS cutover.backfill_ranges (
     PRIMARY KEY (plan, range_no)
 );
 REVOKE ALL ON cutover.backfill_ranges FROM PUBLIC;
+
+-- The rows of a table that a predicate over its rows, aliased t, selects (version 13): how a
+-- compiled plan counts the rows its backfill has still to convert. The caller names the table,
+-- resolved on its own search_path as the plan's other statements resolve it; the predicate runs
+-- under the search_path the plan's row functions and sync trigger pin, so that the plan's
+-- expressions, written out over t's columns, call what the trigger calls and not what a role
+-- able to create objects on the caller's search_path put there, while PostgreSQL evaluates
+-- them in the query instead of calling a row function once per row (a call is several times
+-- the cost of the expression, over every row still to convert). It runs as its caller, with
+-- the caller's rights: anyone may call it, since it can do nothing the caller could not do.
+CREATE OR REPLACE FUNCTION cutover.count_rows(p_table regclass, p_predicate text) RETURNS bigint
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $count_rows$
+DECLARE
+    v_count bigint;
+BEGIN
+    EXECUTE 'SELECT count(*) FROM ' || p_table::text || ' AS t WHERE ' || p_predicate INTO v_count;
+    RETURN v_count;
+END
+$count_rows$;
+GRANT EXECUTE ON FUNCTION cutover.count_rows(regclass, text) TO PUBLIC;
 
 -- IF NOT EXISTS skips any relation of the same name; make sure each one really is our table.
 DO $check$

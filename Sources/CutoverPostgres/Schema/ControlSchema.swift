@@ -12,7 +12,7 @@ import PostgresClient
 /// ```
 public enum ControlSchema {
     /// The version of the control schema this binary creates and understands.
-    public static let version = 12
+    public static let version = 13
 
     /// The file under `sql/` that creates the control schema.
     public static let file = "control/schema.sql"

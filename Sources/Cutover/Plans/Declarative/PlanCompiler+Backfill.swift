@@ -82,8 +82,9 @@ extension PlanCompiler {
 
     /// Where parallel workers' key ranges end: `$1` rows to a range, `$2` the most ranges
     /// wanted less one; the key (as JSON text, like the batch's `last_key`) of every `$1`-th
-    /// row still to convert, in key order, as `upper_key`, read in one walk of the index of
-    /// unconverted rows.
+    /// row whose modern columns are all NULL, in key order, as `upper_key`, read in one walk of
+    /// the index of unconverted rows. The ranges' ends need no row's functions: a row they give
+    /// nothing is in a range as any other, and its batch leaves it as it is.
     func backfillSplit() -> CompiledFile {
         let purpose = """
             Backfill, the key ranges of parallel workers: the key of every $1-th row still to convert, in key
@@ -102,7 +103,7 @@ extension PlanCompiler {
             SELECT \(asJSON) AS upper_key FROM (
                 SELECT \(keyed.joined(separator: ", ")), row_number() OVER (ORDER BY \(keyed.joined(separator: ", "))) AS n
                   FROM \(table.sql) AS t
-                 WHERE \(unconverted(alias: "t"))
+                 WHERE \(indexPredicate(alias: "t"))
             ) AS s
              WHERE s.n % CAST($1 AS bigint) = 0
              ORDER BY s.n
@@ -112,12 +113,20 @@ extension PlanCompiler {
                             statements: [.init(sql, lock: .accessShare, work: .scan, note: "through the index of unconverted rows")])
     }
 
-    /// The count of rows backfill has still to convert.
+    /// The count of rows backfill has still to convert, by `cutover.count_rows`: the plan's
+    /// functions written out over the row's columns under the row functions' own `search_path`,
+    /// evaluated in the query rather than called once for each of the rows still to convert.
     func backfillRemaining() -> CompiledFile {
-        let condition = targets.isEmpty ? "false" : unconverted(alias: "t")
-        return CompiledFile("compiled/backfill_remaining.sql", purpose: "Backfill: the rows still to convert.",
-                            statements: [.init("SELECT count(*) FROM \(table.sql) AS t WHERE \(condition)", lock: .accessShare, work: .scan,
-                                               note: "through the index of unconverted rows")])
+        let note = "through the index of unconverted rows"
+        guard !targets.isEmpty else {
+            return CompiledFile("compiled/backfill_remaining.sql", purpose: "Backfill: the rows still to convert.",
+                                statements: [.init("SELECT count(*) FROM \(table.sql) AS t WHERE false", lock: .accessShare, work: .scan, note: note)])
+        }
+        let counted = "SELECT cutover.count_rows(CAST(\(SQLName.literal(table.sql)) AS regclass), \(SQLName.literal(unconverted(alias: "t"))))"
+        return CompiledFile("compiled/backfill_remaining.sql", purpose: """
+            Backfill: the rows still to convert, counted by cutover.count_rows with the plan's expressions written
+            out under the search_path of its row functions and sync trigger.
+            """, statements: [.init(counted, lock: .accessShare, work: .scan, note: note)])
     }
 
     /// `(a IS NULL) OR (b IS NULL AND c IS NULL)`: the index of unconverted rows' predicate.
@@ -126,10 +135,11 @@ extension PlanCompiler {
     }
 
     /// A row still to convert: a target's columns all NULL while one of its functions gives a
-    /// value. The index predicate comes first, so the planner sees the index applies.
+    /// value, written for `cutover.count_rows` (``RowFunction/evaluated(over:)``). The index
+    /// predicate comes first, so the planner sees the index applies.
     func unconverted(alias: String) -> String {
         let exact = targets.map { target in
-            let values = target.functions.map { "\($0.call(alias)) IS NOT NULL" }
+            let values = target.functions.map { "\($0.evaluated(over: alias)) IS NOT NULL" }
             let value = values.count == 1 ? values[0] : "(" + values.joined(separator: " OR ") + ")"
             return "(\(Self.allNull(target.columns, alias: alias)) AND \(value))"
         }

@@ -27,11 +27,12 @@ struct RowFunction: Sendable, Hashable {
     /// The function called on `row`, an alias or record of the table's row type.
     func call(_ row: String) -> String { "\(qualifiedName)(\(row))" }
 
-    /// What an assignment from the function on the record `row` assigns, written for the sync
-    /// trigger: the expression itself over `row`'s fields where it can be (see
-    /// ``SQLExpression/fields(of:)``), else the call. The assignment casts either one to the
-    /// column's type as the function's own result is cast, so both give the column one value.
-    func assigned(from row: String) -> String {
+    /// The function's value on the record `row`, written for code that runs under the
+    /// function's own `search_path` (the sync trigger, `cutover.count_rows`): the expression
+    /// itself over `row`'s fields where it can be (see ``SQLExpression/fields(of:)``), else the
+    /// call. An assignment casts either one to the column's type as the function's own result
+    /// is cast, so both give the column one value; elsewhere the expression's own type stands.
+    func evaluated(over row: String) -> String {
         expression.fields(of: row).map { "(\($0))" } ?? call(row)
     }
 

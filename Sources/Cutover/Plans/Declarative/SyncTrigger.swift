@@ -57,7 +57,7 @@
 ///
 /// **Cost.** The trigger runs on every write of the old application, so it keeps to what
 /// PL/pgSQL does fast: it assigns the plan's expressions themselves over `NEW`'s fields
-/// (``RowFunction/assigned(from:)``) rather than calling the row functions, whose queries
+/// (``RowFunction/evaluated(over:)``) rather than calling the row functions, whose queries
 /// PostgreSQL before 18 plans again in every transaction, and reads its setting before it
 /// reads the legacy-activity table. Comparisons with `up(OLD)`, on the new writers' paths,
 /// still call the function, whose result type they compare in.
@@ -190,7 +190,7 @@ struct SyncTrigger: Sendable, Hashable {
     /// `NEW.a := f(NEW);`, or for several columns one `SELECT … INTO`, so that every function
     /// reads the row as it was before any of them is assigned.
     private static func assign(_ targets: [String], _ functions: [RowFunction]) -> String {
-        let calls = functions.map { $0.assigned(from: "NEW") }
+        let calls = functions.map { $0.evaluated(over: "NEW") }
         guard targets.count > 1 else { return "\(targets.first ?? "NULL") := \(calls.first ?? "NULL");" }
         return "SELECT \(calls.joined(separator: ", ")) INTO \(targets.joined(separator: ", "));"
     }
@@ -198,7 +198,7 @@ struct SyncTrigger: Sendable, Hashable {
     private func fillBlock(_ fill: Fill) -> String {
         let column = "NEW." + SQLName.identifier(fill.column)
         let old = "OLD." + SQLName.identifier(fill.column)
-        let assign = fill.function.map { ["    \(column) := \($0.assigned(from: "NEW"));"] } ?? []
+        let assign = fill.function.map { ["    \(column) := \($0.evaluated(over: "NEW"));"] } ?? []
         let lines: [String]
         switch fill.kind {
         case .newColumn:
@@ -213,7 +213,7 @@ struct SyncTrigger: Sendable, Hashable {
             lines = ["-- \(fill.column): dropped at contract",
                      "IF TG_OP = 'INSERT' THEN",
                      "    IF \(column) IS NULL THEN",
-                     "        \(column) := \(fill.function.map { $0.assigned(from: "NEW") } ?? "NULL");",
+                     "        \(column) := \(fill.function.map { $0.evaluated(over: "NEW") } ?? "NULL");",
                      "    ELSIF \(column) IS DISTINCT FROM \(call) THEN",
                      "        legacy_write := legacy_write OR NOT declared_modern;",
                      "    END IF;",

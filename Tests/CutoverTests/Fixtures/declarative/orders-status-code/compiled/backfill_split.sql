@@ -5,7 +5,7 @@
 SELECT jsonb_build_object('id', s.id)::text AS upper_key FROM (
     SELECT t.id, row_number() OVER (ORDER BY t.id) AS n
       FROM public.orders AS t
-     WHERE (t.status_code IS NULL) AND ((t.status_code IS NULL AND cutover.orders_status_code_up(t) IS NOT NULL))
+     WHERE t.status_code IS NULL
 ) AS s
  WHERE s.n % CAST($1 AS bigint) = 0
  ORDER BY s.n

@@ -5,7 +5,7 @@
 SELECT jsonb_build_object('id', s.id)::text AS upper_key FROM (
     SELECT t.id, row_number() OVER (ORDER BY t.id) AS n
       FROM users AS t
-     WHERE (t.description IS NULL) AND ((t.description IS NULL AND cutover.users_description_up(t) IS NOT NULL))
+     WHERE t.description IS NULL
 ) AS s
  WHERE s.n % CAST($1 AS bigint) = 0
  ORDER BY s.n

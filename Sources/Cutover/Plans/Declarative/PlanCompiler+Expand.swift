@@ -19,6 +19,9 @@ extension PlanCompiler {
         if !rowFunctions.isEmpty {
             statements.append(.init("SET LOCAL check_function_bodies = off", lock: nil, work: .catalog))
             statements += rowFunctions.map { $0.create(table) }
+            // On again for what follows in the transaction: the runner makes the plan's save
+            // function in it after expand's last file, and its body is to be checked as it is made.
+            statements.append(.init("SET LOCAL check_function_bodies = on", lock: nil, work: .catalog))
         }
         if !addedColumns.isEmpty {
             let adds = addedColumns.map { "ADD COLUMN IF NOT EXISTS \(SQLName.identifier($0.definition.name)) \($0.definition.type)" }

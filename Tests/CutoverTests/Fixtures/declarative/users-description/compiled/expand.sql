@@ -40,6 +40,9 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $cutover$
 SELECT ('description for ' || name) FROM (SELECT ($1).*) AS cutover_row
 $cutover$;
 
+-- no lock on the table, catalog only, no rewrite
+SET LOCAL check_function_bodies = on;
+
 -- ACCESS EXCLUSIVE lock, catalog only, no rewrite
 ALTER TABLE users
     ADD COLUMN IF NOT EXISTS description text;

@@ -1,0 +1,30 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import PostgresClient
+import Testing
+
+/// What expand's one transaction leaves to the statements after it in the same transaction, as
+/// the runner's making of the plan's save function.
+@Suite("Expand's transaction")
+struct ExpandTransactionTests {
+    @Test("a function made after expand's statements, in its transaction, has its body checked", .timeLimit(.minutes(2)))
+    func functionBodiesAreCheckedAgainAfterTheRowFunctions() async throws {
+        let database = try await TestPostgres.database("expand_function_bodies")
+        try await onThread {
+            let connection = try database.connect()
+            _ = try ControlSchema.install(on: connection)
+            try connection.execute(unsafeSQL: "CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL)")
+            let compiled = try DeclarativePlan(manifest: Array(DeclarativeSyncTriggerTests.manifest.utf8)).compile()
+            let expand = try #require(compiled.fileTexts["compiled/expand.sql"])
+            #expect(expand.contains("SET LOCAL check_function_bodies = off"))
+            try connection.execute(unsafeSQL: "BEGIN")
+            try connection.execute(unsafeSQL: expand)
+            let error = #expect(throws: PostgresError.self) {
+                try connection.execute(unsafeSQL: "CREATE FUNCTION cutover_unchecked() RETURNS bigint LANGUAGE sql AS 'SELECT no_such_column FROM no_such_table'")
+            }
+            try connection.execute(unsafeSQL: "ROLLBACK")
+            #expect(error?.sqlState == .undefinedTable)
+        }
+    }
+}

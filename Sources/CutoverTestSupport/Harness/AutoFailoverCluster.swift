@@ -152,7 +152,15 @@ public final class AutoFailoverCluster: Sendable {
         try tools.run(directory: directory, ["create", "monitor", "--pgdata", monitorData, "--pgport", String(monitorPort),
                        "--hostname", "127.0.0.1", "--auth", "trust", "--no-ssl", "--pgctl", tools.pgCtl],
                       log: directory + "/monitor-create.log", what: "pg_autoctl create monitor")
-        try tools.appendSettings(dataDirectory: monitorData)
+        // The tests ask for every failover themselves. A health check missed on a loaded machine
+        // would have the monitor take the standby for gone and let the primary acknowledge
+        // commits alone (wait_primary), which a failover right after then loses by design: the
+        // monitor gives a node a minute and six tries before it judges it.
+        try tools.appendSettings(dataDirectory: monitorData, extra: """
+            pgautofailover.health_check_max_retries = 6
+            pgautofailover.health_check_timeout = 10000
+            pgautofailover.node_considered_unhealthy_timeout = 60000
+            """)
         try runService(["run", "--pgdata", monitorData], log: directory + "/monitor.log")
         try waitFor("the monitor to accept connections", deadline: deadline) { try states() != nil }
 

@@ -38,7 +38,8 @@ struct AutoFailoverTools: Sendable {
     /// Settings that suit a test machine better than pg_autoctl's tuning for the whole host
     /// (which gives each node a quarter of its memory), written where they win over it.
     /// `checkpoint_completion_target = 0` makes the checkpoint a base backup waits for quick.
-    func appendSettings(dataDirectory: String) throws {
+    /// `extra` lines follow them.
+    func appendSettings(dataDirectory: String, extra: String = "") throws {
         let lines = """
 
             # Set by Cutover's failover test harness
@@ -50,7 +51,7 @@ struct AutoFailoverTools: Sendable {
             wal_keep_size = '256MB'
             checkpoint_completion_target = 0
             max_connections = 200
-
+            \(extra)
             """
         let path = dataDirectory + "/postgresql.auto.conf"
         guard let handle = FileHandle(forWritingAtPath: path) else {

@@ -42,6 +42,36 @@ struct SyncTriggerCostTests {
         }
     }
 
+    @Test("a new writer's write compares with up(OLD) without calling the row function", .timeLimit(.minutes(2)))
+    func modernWriteComparesWithoutACall() async throws {
+        let database = try await TestPostgres.database("sync_trigger_compare")
+        try await onThread {
+            let connection = try database.connect()
+            _ = try CompiledSteps.expanded(DeclarativeSyncTriggerTests.manifest, on: connection, after: """
+                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO orders SELECT n, 'new' FROM generate_series(1, 3) AS n
+                """)
+            try connection.execute(unsafeSQL: "SET track_functions = 'all'")
+            let calls = try connection.withTransaction { connection in
+                // Row 1: the modern column as up(OLD) gives it, so the legacy one stays; row 2:
+                // another value, so the legacy one follows it.
+                try connection.execute(unsafeSQL: """
+                    SET LOCAL cutover.writer = 'modern';
+                    UPDATE orders SET status_code = 1 WHERE id = 1;
+                    UPDATE orders SET status_code = 3 WHERE id = 2
+                    """)
+                return try connection.query("""
+                    SELECT coalesce(sum(calls), 0)::bigint AS calls FROM pg_stat_xact_user_functions
+                     WHERE schemaname = 'cutover' AND funcname LIKE 'orders_status%'
+                    """)[0].decode(Int64.self, "calls")
+            }
+            #expect(calls == 0)
+            let rows = try connection.query("SELECT id, status, status_code FROM orders ORDER BY id")
+            let found = try rows.map { "\(try $0.decode(Int64.self, "id")) \(try $0.decode(String.self, "status")) \(try $0.decode(Int16?.self, "status_code").map(String.init) ?? "NULL")" }
+            #expect(found == ["1 new 1", "2 shipped 3", "3 new NULL"])
+        }
+    }
+
     @Test("a legacy write the compiler cannot read without a call still fills the modern column, through the call", .timeLimit(.minutes(2)))
     func expressionKeptAsCall() async throws {
         // `year` is an unreserved keyword: written bare, the compiler cannot be sure it is the

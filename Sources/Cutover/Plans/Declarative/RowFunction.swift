@@ -36,6 +36,16 @@ struct RowFunction: Sendable, Hashable {
         expression.fields(of: row).map { "(\($0))" } ?? call(row)
     }
 
+    /// The function's value on the record `row` as a comparison needs it, written for code
+    /// that runs under the function's own `search_path` (the sync trigger): the expression over
+    /// `row`'s fields cast to the function's result type, so that it compares as the call's
+    /// result would, where both can be written (a result type of another column's `%TYPE` has
+    /// no cast); else the call.
+    func compared(over row: String) -> String {
+        guard !returns.hasSuffix("%TYPE"), let fields = expression.fields(of: row) else { return call(row) }
+        return "CAST((\(fields)) AS \(returns))"
+    }
+
     /// `cutover.name(public.orders)`, as DROP FUNCTION names it.
     func signature(_ table: QualifiedName) -> String { "\(qualifiedName)(\(table.sql))" }
 

@@ -60,7 +60,8 @@
 /// (``RowFunction/evaluated(over:)``) rather than calling the row functions, whose queries
 /// PostgreSQL before 18 plans again in every transaction, and reads its setting before it
 /// reads the legacy-activity table. Comparisons with `up(OLD)`, on the new writers' paths,
-/// still call the function, whose result type they compare in.
+/// write the expression over `OLD`'s fields cast to the function's result type
+/// (``RowFunction/compared(over:)``), so that a modern writer's save plans no query either.
 ///
 /// The function is `SECURITY DEFINER` with `search_path` fixed to `pg_catalog, pg_temp`, so
 /// application roles need no right on the `cutover` schema and cannot redirect what it calls.
@@ -175,7 +176,7 @@ struct SyncTrigger: Sendable, Hashable {
                         \(Self.assign(legacy, group.down))
                     END IF;
                 ELSIF \(Self.distinct(modern, oldModern)) THEN
-                    IF \(Self.distinct(legacy, oldLegacy)) OR \(Self.distinct(modern, group.up.map { $0.call("OLD") })) THEN
+                    IF \(Self.distinct(legacy, oldLegacy)) OR \(Self.distinct(modern, group.up.map { $0.compared(over: "OLD") })) THEN
                         \(Self.assign(legacy, group.down))
                     END IF;
                 ELSIF \(Self.distinct(legacy, oldLegacy)) THEN

@@ -22,7 +22,7 @@ BEGIN
             NEW.status := (CASE NEW.status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END);
         END IF;
     ELSIF NEW.status_code IS DISTINCT FROM OLD.status_code THEN
-        IF NEW.status IS DISTINCT FROM OLD.status OR NEW.status_code IS DISTINCT FROM cutover.orders_status_code_up(OLD) THEN
+        IF NEW.status IS DISTINCT FROM OLD.status OR NEW.status_code IS DISTINCT FROM CAST((CASE OLD.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END) AS smallint) THEN
             NEW.status := (CASE NEW.status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END);
         END IF;
     ELSIF NEW.status IS DISTINCT FROM OLD.status THEN

@@ -35,6 +35,41 @@ struct ControlSchemaTests {
         #expect(expected.description == "the Cutover control schema is version \(ControlSchema.version + 1), newer than this binary knows (\(ControlSchema.version)); use a newer Cutover")
     }
 
+    @Test("an application works with a version that leaves its side alone, in either direction; phase only with its own")
+    func applicationsWorkAcrossVersionsThatLeaveThemAlone() async throws {
+        let database = try await TestPostgres.database("control_applications")
+        let connection = try database.connect()
+        try ControlSchema.install(on: connection)
+        #expect(try connection.query("SELECT applications_from FROM cutover.schema_version")[0]
+            .decode(Int?.self, "applications_from") == ControlSchema.applicationsFrom)
+        let newer = ControlSchema.version + 1
+        // A newer version whose applications work from this one on.
+        try connection.query("UPDATE cutover.schema_version SET version = \(newer), applications_from = \(ControlSchema.version)")
+        try ControlSchema.verify(on: connection, for: .application)
+        #expect(throws: ControlSchemaError.newerThanBinary(found: newer, known: ControlSchema.version)) {
+            try ControlSchema.verify(on: connection)
+        }
+        let pool = PostgresPool(configuration: database.configuration(), maximumConnections: 1)
+        _ = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        // A newer version whose applications must be its own.
+        try connection.query("UPDATE cutover.schema_version SET applications_from = \(newer)")
+        #expect(throws: ControlSchemaError.newerThanBinary(found: newer, known: ControlSchema.version)) {
+            try ControlSchema.verify(on: connection, for: .application)
+        }
+        await #expect(throws: ControlSchemaError.self) { _ = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil) }
+        // Older versions: down to the oldest this binary's applications work with, and no further.
+        try connection.query("UPDATE cutover.schema_version SET applications_from = NULL, version = \(ControlSchema.applicationMinimum)")
+        try ControlSchema.verify(on: connection, for: .application)
+        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationMinimum, known: ControlSchema.version)) {
+            try ControlSchema.verify(on: connection)
+        }
+        try connection.query("UPDATE cutover.schema_version SET version = \(ControlSchema.applicationMinimum - 1)")
+        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationMinimum - 1, known: ControlSchema.version)) {
+            try ControlSchema.verify(on: connection, for: .application)
+        }
+        await pool.shutdown()
+    }
+
     @Test func anOlderSchemaIsUpgradedInOneTransaction() async throws {
         let connection = try await connection("control_older")
         // An older install: the version table says 0 and the outcome log does not exist yet.

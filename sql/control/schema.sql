@@ -36,7 +36,8 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- several workers divides its rows into, each with its own cursor (cutover.backfill_ranges); 13
 -- counts the rows a plan's predicate selects under the search_path the plan's row functions and
 -- sync trigger pin (cutover.count_rows), so that the rows a backfill has still to convert are
--- counted with the plan's expressions written out rather than called once per row.
+-- counted with the plan's expressions written out rather than called once per row, and records
+-- the oldest version whose applications work with the schema (schema_version.applications_from).
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -45,6 +46,13 @@ CREATE TABLE IF NOT EXISTS cutover.schema_version (
     version integer NOT NULL,
     installed_at timestamptz NOT NULL DEFAULT now()
 );
+-- The oldest version whose applications work with the schema as installed (version 13): an
+-- application (the store, the fleet's writer path, the reader registry) only calls the schema's
+-- functions and reads its tables, and a version that changes none of what it uses lets the
+-- applications of earlier versions start, and go on restarting, until they are deployed anew.
+-- The installer writes it with the version; NULL, as before version 13: only that version's.
+ALTER TABLE cutover.schema_version ADD COLUMN IF NOT EXISTS applications_from integer
+    CHECK (applications_from IS NULL OR applications_from <= version);
 
 -- One row per committed operation. The fingerprint is sha256 of the canonical request, so
 -- that a retry is recognised without keeping any of the request's content.

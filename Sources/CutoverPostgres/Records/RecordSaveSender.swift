@@ -41,7 +41,7 @@ final class RecordSaveSender: Sendable {
         self.logger = logger
         lockTimeoutBind = SaveFunctionFailure.lockTimeoutMilliseconds(lockTimeout)
         let functions = try await pool.withConnection { connection in
-            try ControlSchema.verify(on: connection)
+            try ControlSchema.verify(on: connection, for: .application)
             return try RecordSaveFunctions.read(plan: plan, keyColumns: keyColumns.map(\.name), on: connection, logger: logger)
         }
         self.functions = Mutex((functions, ContinuousClock.now))

@@ -48,7 +48,7 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
         self.pool = pool
         self.lockTimeout = lockTimeout
         self.lockTimeoutBind = SaveFunctionFailure.lockTimeoutMilliseconds(lockTimeout)
-        try await pool.withConnection { try ControlSchema.verify(on: $0) }
+        try await pool.withConnection { try ControlSchema.verify(on: $0, for: .application) }
         self.outcomes = OutcomeRecorder(pool: pool, plan: "drafts", flushInterval: outcomeFlushInterval, logger: logger)
     }
 

@@ -3,27 +3,21 @@ import Testing
 
 /// Once a plan has begun, every part of it is pinned: its files, its checks, its steps' file
 /// lists and its table. A change is refused by name before any later step, and the phase
-/// stays; only tuning and messages may change; after `rollback expand` the plan is free again.
+/// stays, `--accept-recompiled-plan` or not; only tuning and messages may change; after
+/// `rollback expand` the plan is free again.
 @Suite(.timeLimit(.minutes(3)))
 struct PlanPinningTests {
     /// A database with the gadgets table and the plan applied up to expand.
     private func expanded(_ label: String) async throws -> (WorkflowDatabase, PlanFolder) {
         let (db, folder) = try await GadgetsPlan.make(label)
-        for arguments in [["init"], ["expand"]] {
-            let run = try await db.phase(["--plan", folder.path] + arguments)
-            #expect(run.status == 0, "\(arguments): \(run.diagnostics)")
-        }
+        try await db.phaseSucceeds(folder, ["init"], ["expand"])
         return (db, folder)
     }
 
-    /// Runs `switch modern` and expects it refused, naming each of `changes`, with the phase kept.
-    private func expectRefused(_ db: WorkflowDatabase, _ folder: PlanFolder, plan: String = "gadgets",
+    /// Runs `switch modern` with `flags` and expects it refused, naming each of `changes`, with the phase kept.
+    private func expectRefused(_ db: WorkflowDatabase, _ folder: PlanFolder, plan: String = "gadgets", flags: [String] = [],
                                naming changes: [String]) async throws {
-        let refused = try await db.phase("--plan", folder.path, "switch", "modern", "--force-readers")
-        #expect(refused.status == 3, "\(refused.diagnostics)")
-        #expect(refused.diagnostics.contains("check failed: applied SQL unchanged"))
-        for change in changes { #expect(refused.diagnostics.contains(change), "\(refused.diagnostics)") }
-        #expect(try await db.phaseName(plan: plan) == "expanded")
+        try await db.expectRefusedByPins(folder, plan: plan, flags: flags, saying: changes)
     }
 
     @Test func aCheckEditedAfterExpandIsRefusedNamingIt() async throws {
@@ -54,6 +48,13 @@ struct PlanPinningTests {
             "contract.sql changed since the plan began",
             "contract_first.sql was added since the plan began",
         ])
+    }
+
+    @Test func aChangedFileIsRefusedEvenWithTheFlagThatAcceptsRecompiledSQL() async throws {
+        let (db, folder) = try await expanded("pin_files_flag")
+        defer { folder.remove() }
+        try folder.write("contract.sql", "ALTER TABLE gadgets DROP COLUMN IF EXISTS label CASCADE;\n")
+        try await expectRefused(db, folder, flags: ["--accept-recompiled-plan"], naming: ["contract.sql changed since the plan began"])
     }
 
     @Test func theTableChangedIsRefused() async throws {
@@ -99,10 +100,7 @@ struct PlanPinningTests {
             """
         let folder = try PlanFolder.make("pin_declarative", files: ["plan.json": manifest])
         defer { folder.remove() }
-        for arguments in [["init"], ["expand"]] {
-            let run = try await db.phase(["--plan", folder.path] + arguments)
-            #expect(run.status == 0, "\(arguments): \(run.diagnostics)")
-        }
+        try await db.phaseSucceeds(folder, ["init"], ["expand"])
         try folder.editManifest { $0.replacingOccurrences(of: "WHEN 'paid' THEN 2 END", with: "WHEN 'paid' THEN 2 ELSE 0 END") }
         try await expectRefused(db, folder, plan: "orders", naming: ["expand step's compiled/expand.sql changed since it was applied"])
     }

@@ -44,6 +44,11 @@ public final class PhaseRunner {
         /// Whether expand and contract need a passing rehearsal of this very plan on this database
         /// (``RehearsalGate``); the library's default asks for none, `phase` asks for one.
         public var rehearsalGate = RehearsalGate.notRequired
+        /// Whether a declarative plan pinned before its declaration was (by an earlier Cutover)
+        /// goes on when only its compiled parts differ from those pinned, as the operator vouches
+        /// that `plan.json` is unchanged; a changed hand-written file, or a part of `plan.json`
+        /// the operator wrote, is refused all the same. Recorded in the history.
+        public var acceptsRecompiledPlan = false
 
         /// The defaults.
         public init(sql: SQLFileRunner.Policy = .init(), backfill: BackfillEngine.Options? = nil,
@@ -180,13 +185,17 @@ public final class PhaseRunner {
         }
         let checks = try checks(before: step, state: state)
         let details = try Self.detailsJSON(checks: checks, forced: options.forceReaders && step == .switchModern,
-                                           reason: options.reason)
+                                           acceptsRecompiledPlan: options.acceptsRecompiledPlan, reason: options.reason)
         let failed = checks.filter { !$0.isPassed }
         guard failed.isEmpty else {
             let refusal = StepRefusal(step: step.name, failedChecks: failed, reason: nil)
             try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction,
                                      reason: refusal.description, details: details, on: connection)
             throw refusal
+        }
+        // A plan that goes on with SQL compiled again from its declaration says so.
+        if let pinned = checks.first(where: { $0.name == Self.appliedPlanCheckName }), pinned.observed != Self.unchangedPlan {
+            log("\(pinned.name): \(pinned.observed)")
         }
         let attempt = try PhaseHistory.begin(plan: plan.name, step: step.name, direction: step.direction,
                                              details: details, on: connection)
@@ -338,6 +347,7 @@ public final class PhaseRunner {
         }
         let kind = PlanStep.Kind(step)
         let applied = try appliedChecksums(step: kind)
+        let pins = pins
         var epoch: Int64 = 0
         var combined: [String] = []
         let finish = { (connection: PostgresConnection) in
@@ -357,8 +367,11 @@ public final class PhaseRunner {
             combined.append(checksum)
             let isLast = index == files.count - 1
             options.statementObserver?.fileStarts(file.path, step: step.name, isInTransaction: file.runsInTransaction)
-            if forgotten == nil, applied[file.path] == checksum {
-                log("\(file.path) was applied already; skipping it")
+            // A compiled file applied with other text was compiled from the same declaration by
+            // another Cutover, which the check "applied SQL unchanged" accepted: it ran already.
+            if forgotten == nil, let appliedChecksum = applied[file.path],
+               appliedChecksum == checksum || pins.origin(of: file.path) == .compiled {
+                log("\(file.path) was applied already\(appliedChecksum == checksum ? "" : " (as Cutover compiled it then)"); skipping it")
                 if isLast { try connection.withTransaction { try finish($0) } }
                 continue
             }
@@ -474,7 +487,7 @@ public final class PhaseRunner {
         return result
     }
 
-    static func detailsJSON(checks: [CheckOutcome], forced: Bool, reason: String?) throws -> String {
+    static func detailsJSON(checks: [CheckOutcome], forced: Bool, acceptsRecompiledPlan: Bool, reason: String?) throws -> String {
         struct Details: Encodable {
             struct Check: Encodable {
                 let name: String
@@ -484,10 +497,11 @@ public final class PhaseRunner {
             }
             let checks: [Check]
             let forcedReaders: Bool
+            let acceptedRecompiledPlan: Bool
             let reason: String?
         }
         return try PostgresJSON(Details(checks: checks.map { .init(name: $0.name, ok: $0.isPassed, observed: $0.observed, expected: $0.expected) },
-                                        forcedReaders: forced, reason: reason)).text
+                                        forcedReaders: forced, acceptedRecompiledPlan: acceptsRecompiledPlan, reason: reason)).text
     }
 }
 

@@ -105,6 +105,7 @@ struct PhaseContext: Sendable {
                                           modernWriterWindow: modernWriterWindow, readerStaleAfter: readerStaleAfter,
                                           isStopRequested: { StopSignals.shared.isStopRequested })
         options.standbys = standbys.options(reachedLike: configuration)
+        options.acceptsRecompiledPlan = steps.acceptsRecompiledPlan
         return options
     }
 }

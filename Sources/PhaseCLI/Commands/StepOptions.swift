@@ -30,6 +30,10 @@ struct StepOptions: Sendable {
         help: "How long a step whose connection is lost (a failover, a restart) goes on reconnecting, to the primary a multi-host URL with target_session_attrs=read-write finds, and finishes; 0s disables.")
     /// `--dry-run`
     static let dryRun = StandardParameters.dryRun
+    /// `--accept-recompiled-plan`
+    static let acceptRecompiledPlan = Flag(
+        "accept-recompiled-plan",
+        help: "For a declarative plan that an earlier Cutover began before it pinned plan.json's declaration: go on although this version compiles its SQL differently, as you vouch that plan.json is unchanged. Accepts differences only in the compiled files, the steps' file lists and the checks plan.json does not name (the compiler's), then pins the declaration; never a changed hand-written SQL file, table, legacy application pattern or check of plan.json's own, nor, once pinned, a changed declaration or compiler compatibility. The history records it.")
     /// `--skip-rehearsal`, for expand and contract.
     static let skipRehearsal = Flag(
         "skip-rehearsal",
@@ -52,7 +56,8 @@ struct StepOptions: Sendable {
     }
 
     /// The options in the order help lists them.
-    static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun]
+    static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun,
+                                                     acceptRecompiledPlan]
 
     /// The epoch the operator bound the command to, if any.
     let expectedEpoch: Int64?
@@ -62,6 +67,8 @@ struct StepOptions: Sendable {
     let maxBackoff: Duration
     let reconnectFor: Duration
     let isDryRun: Bool
+    /// Whether the operator accepts a declarative plan's compiled parts as this version compiles them.
+    let acceptsRecompiledPlan: Bool
 
     init(_ parsed: ParsedCommand) {
         expectedEpoch = parsed[Self.epoch].map(Int64.init)
@@ -71,6 +78,7 @@ struct StepOptions: Sendable {
         maxBackoff = parsed[Self.maxBackoff]
         reconnectFor = parsed[Self.reconnectFor]
         isDryRun = parsed[Self.dryRun]
+        acceptsRecompiledPlan = parsed[Self.acceptRecompiledPlan]
     }
 
     /// How the runner runs a step's SQL files under these options.

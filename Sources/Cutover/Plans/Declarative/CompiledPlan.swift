@@ -1,6 +1,16 @@
 /// What ``DeclarativePlan/compile()`` makes: a plan the runner runs like a plan of SQL files,
 /// and the files it generated.
 public struct CompiledPlan: Sendable, Hashable {
+    /// The compatibility number of the SQL this version's compiler makes: bumped when SQL
+    /// compiled by this version cannot carry on a migration that SQL compiled by an earlier
+    /// version began.
+    ///
+    /// A plan pins it when it begins (``PlanPins``). While it stays the same, a migration
+    /// begun by an earlier Cutover goes on with the SQL this version compiles from the same
+    /// declaration, though the text differs; once it changes, such a migration is finished
+    /// (or rolled back) by the version that began it.
+    public static let compatibility = 1
+
     /// The steps, their files and checks, as a format-1 manifest would give them.
     public let plan: MigrationPlan
     /// The generated files, in the order the steps name them.

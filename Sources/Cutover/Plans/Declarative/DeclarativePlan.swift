@@ -83,6 +83,13 @@ public struct DeclarativePlan: Sendable, Hashable {
     public internal(set) var statements: [ApplicationStatement] = []
     /// What the backfill adapts its pace to (`backfill`: `targetBatchTime`, `maxActiveSessions`, `throttleQuery`).
     public internal(set) var backfillThrottle: PlanBackfillThrottle = .standard
+    /// What the operator declared, as a plan's pins record it (``PlanPins``): the manifest's JSON
+    /// with its keys sorted and no whitespace, less what may change once the plan has begun (the
+    /// window, the backfill's tuning, the statements a rehearsal replays, the checks' messages).
+    ///
+    /// Two manifests that differ only in layout, in key order or in those have the same text;
+    /// unlike the compiled SQL, it does not change with the version of Cutover that reads it.
+    public internal(set) var declarationText = ""
 
     /// Reads and validates a format-2 manifest; `file` names it in errors.
     public init(manifest: [UInt8], file: String = "plan.json") throws(PlanManifestError) {
@@ -119,6 +126,7 @@ public struct DeclarativePlan: Sendable, Hashable {
                                    maximumReplicaLag: maximumReplicaLag, operations: operations, checks: checks)
         plan.statements = statements
         plan.backfillThrottle = backfillThrottle
+        plan.declarationText = declarationText
         return plan
     }
 

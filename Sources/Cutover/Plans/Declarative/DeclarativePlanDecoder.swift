@@ -56,6 +56,7 @@ enum DeclarativePlanDecoder {
                                    maximumReplicaLag: replicaLag, operations: operations, checks: [:])
         plan.statements = try root.optional("statements").map(PlanManifestDecoder.statements) ?? []
         plan.backfillThrottle = throttle
+        plan.declarationText = declarationText(of: root)
         guard let value = root.optional("checks") else { return plan }
         return plan.with(checks: try ownChecks(value, of: plan))
     }

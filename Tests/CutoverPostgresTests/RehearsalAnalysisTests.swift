@@ -46,6 +46,25 @@ struct RehearsalAnalysisTests {
         #expect(!strict.contains { $0.message.contains("standby") })
     }
 
+    @Test func aLockHeldOverTheTimeoutThroughCatalogChangesAloneIsANoteNotAFailure() {
+        let scale = RehearsalAnalysis.Scale(sampleRows: 1000, tableRows: 100_000, tableBytes: 1 << 30)
+        // A busy server: the catalog-only ALTER and CREATE TRIGGER took 700ms on the copy.
+        let observations = [
+            Self.observation("ALTER TABLE orders ADD COLUMN c int", transaction: 1, lock: .accessExclusive, microseconds: 400_000),
+            Self.observation("CREATE TRIGGER t BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION f()", transaction: 1,
+                             lock: .shareRowExclusive, microseconds: 300_000),
+        ]
+        let estimates = RehearsalAnalysis.estimates(observations, table: Self.table, scale: scale)
+        #expect(estimates[0].lockHeldMicroseconds == 700_000)
+        #expect(!estimates[0].lockHeldScalesWithRows)
+        let findings = RehearsalAnalysis.findings(observations: observations, estimates: estimates, table: Self.table, scale: scale,
+                                                  lockTimeout: .milliseconds(500), standbys: 0, replays: [], outcomes: [])
+        #expect(findings.allSatisfy { $0.severity != .failure }, "\(findings)")
+        #expect(findings.first?.message == "ACCESS EXCLUSIVE on public.orders for 700ms on the copy, longer than the lock timeout of 500ms, "
+                + "though it changes the catalog only, whatever the table's size: the server was busy; "
+                + "the table will be unavailable: reads and writes wait while it is held")
+    }
+
     @Test func theWALAStandbyWillReplaySaysHowMuchOfItWasMeasuredServerWide() {
         let scale = RehearsalAnalysis.Scale(sampleRows: 10, tableRows: 10, tableBytes: 8192)
         func standbyMessage(_ observations: [StatementObservation]) -> String? {

@@ -35,7 +35,9 @@ struct RehearseCommand: PhaseCommand {
             transaction with --lock-timeout as its lock and statement timeouts, so it holds its lock no longer than \
             that, and the rehearsal stops (exit 1) when the sample cannot be read in that time. Runs before expand only. Exits 0 when nothing \
             would break, 3 when a statement that worked fails later, the representations disagree, a step fails, or a \
-            lock that blocks the application would be held longer than --lock-timeout. With --suggest it only lists the statements \
+            lock that blocks the application would be held longer than --lock-timeout through work that grows with the \
+            table's rows (catalog changes alone that took longer on the copy are a note: the server was busy). With \
+            --suggest it only lists the statements \
             pg_stat_statements has seen on the table in this database, most called first, each marked legacy or \
             modern by the columns it names, ready to paste into the plan's "statements" once each $n has a sample \
             value.

@@ -156,7 +156,12 @@ struct BackfillWorkersTests {
                 """)[0]
             return try ["left", "differing", "ranges", "done", "workers", "converted"].map { try row.decode(Int64.self, $0) }
         }
-        #expect(check == [0, 0, 4, 4, 4, progress.converted], "left, titles differing, ranges, done, workers, converted: \(check)")
+        #expect(check[0..<4] == [0, 0, 4, 4] && check[5] == progress.converted,
+                "left, titles differing, ranges, done, workers, converted: \(check)")
+        // Each range was taken by one of the workers' sessions, and two sessions or more took them. A
+        // worker that finishes its range takes the next one left, so on a slow machine a worker
+        // still opening its session may find none left: four sessions is not a promise.
+        #expect((2...4).contains(check[4]), "ranges were converted by \(check[4]) sessions")
         await db.close()
     }
 

@@ -41,7 +41,7 @@ struct ControlSchemaTests {
         let connection = try database.connect()
         try ControlSchema.install(on: connection)
         #expect(try connection.query("SELECT applications_from FROM cutover.schema_version")[0]
-            .decode(Int?.self, "applications_from") == ControlSchema.applicationsFrom)
+            .decode(Int?.self, "applications_from") == ControlSchema.applicationSideSince)
         let newer = ControlSchema.version + 1
         // A newer version whose applications work from this one on.
         try connection.query("UPDATE cutover.schema_version SET version = \(newer), applications_from = \(ControlSchema.version)")
@@ -58,13 +58,13 @@ struct ControlSchemaTests {
         }
         await #expect(throws: ControlSchemaError.self) { _ = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil) }
         // Older versions: down to the oldest this binary's applications work with, and no further.
-        try connection.query("UPDATE cutover.schema_version SET applications_from = NULL, version = \(ControlSchema.applicationMinimum)")
+        try connection.query("UPDATE cutover.schema_version SET applications_from = NULL, version = \(ControlSchema.applicationSideSince)")
         try ControlSchema.verify(on: connection, for: .application)
-        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationMinimum, known: ControlSchema.version)) {
+        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationSideSince, known: ControlSchema.version)) {
             try ControlSchema.verify(on: connection)
         }
-        try connection.query("UPDATE cutover.schema_version SET version = \(ControlSchema.applicationMinimum - 1)")
-        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationMinimum - 1, known: ControlSchema.version)) {
+        try connection.query("UPDATE cutover.schema_version SET version = \(ControlSchema.applicationSideSince - 1)")
+        #expect(throws: ControlSchemaError.olderThanBinary(found: ControlSchema.applicationSideSince - 1, known: ControlSchema.version)) {
             try ControlSchema.verify(on: connection, for: .application)
         }
         await pool.shutdown()

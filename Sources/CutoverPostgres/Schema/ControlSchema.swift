@@ -7,9 +7,10 @@ import PostgresClient
 /// than this binary knows, and does nothing when it is current. Applications whose role may
 /// not run DDL call ``verify(on:for:)`` instead, which only reads.
 ///
-/// `phase` works only with its own version. An application works with any version that
-/// changes nothing it uses: from ``applicationMinimum`` up to its own, and a newer one whose
-/// installation says its applications work from this version on (``applicationsFrom``). So
+/// `phase` works only with its own version. An application works with any version whose
+/// application side is the same as its own: from ``applicationSideSince`` up to its own, and a
+/// newer one whose installation says its application side has been the same since this
+/// version or an older one (the installer records its ``applicationSideSince``). So
 /// `phase init` of a newer Cutover does not stop an older application from starting, nor a
 /// newer application wait for `phase init`, when the versions between them leave the
 /// application's side alone.
@@ -21,13 +22,12 @@ public enum ControlSchema {
     /// The version of the control schema this binary creates and understands.
     public static let version = 13
 
-    /// The oldest installed version this binary's applications work with: version 13 adds
-    /// `cutover.count_rows`, which only `phase` calls, and records ``applicationsFrom``.
-    public static let applicationMinimum = 12
-
-    /// The oldest version whose applications work with this version's schema, recorded in the
-    /// database when it is installed: see ``applicationMinimum``.
-    public static let applicationsFrom = 12
+    /// The oldest version whose application side (what the store, the fleet's writer path and
+    /// the reader registry use) is this version's: applications of this binary work with a
+    /// schema installed from it on, and applications of it or later with this binary's schema,
+    /// which records it as `schema_version.applications_from`. Version 13 added
+    /// `cutover.count_rows`, which only `phase` calls.
+    public static let applicationSideSince = 12
 
     /// Who checks the control schema: `phase`, which needs its own version, or an
     /// application, which needs only what it calls to be as it knows it.
@@ -66,7 +66,7 @@ public enum ControlSchema {
             if found == version { return .current }
             try connection.execute(unsafeSQL: sql)
             try connection.query("""
-                INSERT INTO cutover.schema_version (version, applications_from) VALUES (\(version), \(applicationsFrom))
+                INSERT INTO cutover.schema_version (version, applications_from) VALUES (\(version), \(applicationSideSince))
                 ON CONFLICT (singleton) DO UPDATE
                    SET version = EXCLUDED.version, applications_from = EXCLUDED.applications_from, installed_at = now()
                 """)
@@ -76,7 +76,7 @@ public enum ControlSchema {
 
     /// Checks, without changing anything, that `consumer` can work with the control schema:
     /// at this binary's version for the migrator; for an application, any version from
-    /// ``applicationMinimum`` up to this one, or a newer one installed as working with this
+    /// ``applicationSideSince`` up to this one, or a newer one installed as working with this
     /// version's applications.
     ///
     /// - Throws: ``ControlSchemaError`` saying what is wrong and what to run.
@@ -84,22 +84,17 @@ public enum ControlSchema {
         guard let found = try installedVersion(on: connection) else { throw ControlSchemaError.missing(known: version) }
         if found == version { return }
         if consumer == .application {
-            if found < version, found >= applicationMinimum { return }
+            if found < version, found >= applicationSideSince { return }
             if found > version, let from = try installedApplicationsFrom(on: connection), from <= version { return }
         }
         if found > version { throw ControlSchemaError.newerThanBinary(found: found, known: version) }
         throw ControlSchemaError.olderThanBinary(found: found, known: version)
     }
 
-    /// The oldest version whose applications work with the installed schema, nil when its
-    /// installation did not say (before version 13).
+    /// The oldest version whose applications work with the installed schema, which is newer
+    /// than this binary's and so records it.
     static func installedApplicationsFrom(on connection: PostgresConnection) throws -> Int? {
-        let present = try connection.query("""
-            SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'cutover.schema_version'::regclass
-                            AND attname = 'applications_from' AND NOT attisdropped) AS present
-            """)[0].decode(Bool.self, "present")
-        guard present else { return nil }
-        return try connection.query("SELECT applications_from FROM cutover.schema_version")
+        try connection.query("SELECT applications_from FROM cutover.schema_version")
             .first?.decode(Int?.self, "applications_from")
     }
 

@@ -77,6 +77,43 @@ struct NewCommandTests {
         #expect(shown.output.contains("    ALTER TABLE public.users ADD COLUMN IF NOT EXISTS description text\n"))
     }
 
+    @Test("a table named as SQL writes it, in a schema with a space and with a dot in its name, is found, written so that the plan reader reads it back, and expanded")
+    func aQuotedTableNameIsFoundAndWrittenBack() async throws {
+        let scene = try await Scene("new_quoted", setup: """
+            CREATE SCHEMA "Sales Data";
+            CREATE TABLE "Sales Data"."Order.Items" (order_id bigint, line int, status text NOT NULL, PRIMARY KEY (order_id, line));
+            INSERT INTO "Sales Data"."Order.Items" VALUES (1, 1, 'new'), (1, 2, 'paid');
+            """)
+        defer { scene.remove() }
+        let run = try await scene.phase("new", "--table", #""Sales Data"."Order.Items""#, "--name", "order-items")
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.hasPrefix(#"wrote \#(scene.manifest.path): plan order-items for table Sales Data."Order.Items", key order_id, line"#),
+                "\(run.output)")
+        #expect(try scene.plan()["table"] as? String == #"Sales Data."Order.Items""#)
+
+        var text = try String(contentsOf: scene.manifest, encoding: .utf8)
+        text = text.replacing(#""<edit: the name of the column to add, 1 to 63 bytes, such as description>""#, with: #""paid""#)
+            .replacing(#""<edit: its type, such as text, smallint or varchar(255)>""#, with: #""boolean""#)
+            .replacing(#""<edit: the value old rows and old writers get, an SQL expression over the row such as lower(name)>""#,
+                       with: #""status = 'paid'""#)
+            .replacing(#""legacyApplicationPattern""#, with: #""columns": ["status"], "legacyApplicationPattern""#)
+        try text.write(to: scene.manifest, atomically: true, encoding: .utf8)
+        let shown = try await scene.phase("plan")
+        #expect(shown.status == 0, "\(shown.diagnostics)")
+        #expect(shown.output.contains(#"    ALTER TABLE "Sales Data"."Order.Items" ADD COLUMN IF NOT EXISTS paid boolean"#), "\(shown.output)")
+        #expect(try await scene.phase("init").status == 0)
+        let expanded = try await scene.phase("expand", "--skip-rehearsal")
+        #expect(expanded.status == 0, "\(expanded.diagnostics)")
+        let database = scene.database
+        // The old application's insert gets the new column from the sync trigger.
+        let paid = try await onThread {
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: #"INSERT INTO "Sales Data"."Order.Items" (order_id, line, status) VALUES (2, 1, 'paid')"#)
+            return try connection.query(#"SELECT paid FROM "Sales Data"."Order.Items" WHERE order_id = 2"#)[0].decode(Bool?.self, "paid")
+        }
+        #expect(paid == true)
+    }
+
     @Test func anUnfinishedUpExpressionIsRefusedNamingAColumnThatDoesNotExist() async throws {
         let scene = try await Scene("new_up", setup: "CREATE TABLE accounts (id bigint PRIMARY KEY, mail text NOT NULL)")
         defer { scene.remove() }

@@ -56,9 +56,10 @@ enum PlanManifestDecoder {
         try object.refuseUnknownKeys(allowed: rootKeys)
 
         let tableValue = object["table"]
-        // `schema.name` as written (the hand-written SQL and its legacy-activity key spell it
-        // so); a name alone is found on the runner's search_path.
-        let table = try tableValue.string().contains(".")
+        // `schema.name` or a quoted name as SQL writes it (the hand-written SQL and its
+        // legacy-activity key spell it so); a name alone is found on the runner's search_path.
+        let tableText = try tableValue.string()
+        let table = try tableText.contains(".") || tableText.hasPrefix("\"")
             ? try DeclarativePlanDecoder.qualifiedName(tableValue).description
             : try tableValue.text(length: PlanLimits.tableNameByteCount, unit: .bytes)
         return MigrationPlan(

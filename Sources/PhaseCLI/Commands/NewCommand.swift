@@ -11,7 +11,7 @@ import PostgresClient
 struct NewCommand: PhaseCommand {
     /// `--table`
     static let table = Option("table", type: .string, valueName: "[schema.]name",
-                              help: "The table to migrate: name, found on the connection's search_path, or schema.name.")
+                              help: "The table to migrate: name, found on the connection's search_path, or schema.name; each part as the catalog spells it, or in double quotes as SQL writes it (\"Sales Data\".\"Order Items\").")
     /// `--name`
     static let name = Option("name", type: .string, valueName: "name", help: "The plan's name; the table's name when omitted.")
     /// `--legacy-application-pattern`
@@ -55,9 +55,8 @@ struct NewCommand: PhaseCommand {
             throw CommandFailure("phase new needs --plan DIR: the folder to write plan.json into", exitCode: .usage)
         }
         guard let table else { throw CommandFailure("phase new needs --table [schema.]name: the table to migrate", exitCode: .usage) }
-        let parts = table.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count <= 2, parts.allSatisfy({ PlanLimits.identifierByteCount.contains($0.utf8.count) }) else {
-            throw CommandFailure("--table \(DisplayText.quoted(table)) is not name or schema.name, each part 1 to 63 bytes", exitCode: .usage)
+        guard let tableName = QualifiedName(planText: table) else {
+            throw CommandFailure("--table \(DisplayText.quoted(table)) is not \(QualifiedName.planTextForms)", exitCode: .usage)
         }
         let path = (folder as NSString).appendingPathComponent("plan.json")
         let exists = FileManager.default.fileExists(atPath: path)
@@ -68,12 +67,10 @@ struct NewCommand: PhaseCommand {
         let inspection = try await runOnDedicatedThread(named: "cutover-phase") {
             let connection = try PostgresConnection(configuration: configuration)
             connection.noticeHandler = { _ in }
-            return try TableInspection.inspect(schema: parts.count == 2 ? parts[0] : nil, name: parts[parts.count - 1], on: connection)
+            return try TableInspection.inspect(tableName, on: connection)
         }
-        guard !inspection.schema.contains("."), !inspection.name.contains(".") else {
-            throw CommandFailure("\(inspection.schema).\(inspection.name): a name with a dot in it cannot be a plan's table", exitCode: .refused)
-        }
-        let plan = StartingPlan(name: name ?? inspection.name, table: "\(inspection.schema).\(inspection.name)",
+        let plan = StartingPlan(name: name ?? inspection.name,
+                                table: QualifiedName(schema: inspection.schema, name: inspection.name).planText,
                                 key: inspection.key.columns, legacyApplicationPattern: legacyPattern,
                                 modernWriterWindow: DurationText.format(PlanLimits.defaultModernWriterWindow))
         try write(plan.manifest, to: path, folder: folder, replacing: exists)

@@ -1,3 +1,4 @@
+import Cutover
 import PostgresClient
 
 /// What `phase new` learns of a table from the catalog: where it is, its columns, and the
@@ -31,8 +32,9 @@ struct TableInspection: Sendable, Equatable {
 
     /// Inspects `table` (`name` found on the session's `search_path`, or `schema.name`), or
     /// refuses, exit 3, naming what is missing: no such table, not a plain table, no usable key.
-    static func inspect(schema: String?, name: String, on connection: PostgresConnection) throws -> TableInspection {
-        let shown = (schema.map { $0 + "." } ?? "") + name
+    static func inspect(_ table: QualifiedName, on connection: PostgresConnection) throws -> TableInspection {
+        let (schema, name) = (table.schema, table.name)
+        let shown = table.sql
         let found = try schema.map { schema in
             try connection.query("""
                 SELECT c.oid::bigint AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind

@@ -166,7 +166,7 @@ struct PlanManifestRefusalTests {
         Refusal("an empty table", replacing: #""table": "drafts""#, with: #""table": """#,
                 "table: expected 1 to 63 bytes; found 0"),
         Refusal("a table name of three parts", replacing: #""table": "drafts""#, with: #""table": "db.public.drafts""#,
-                #"table: expected one of name, schema.name, each part 1 to 63 bytes; found "db.public.drafts""#),
+                #"table: expected one of name or schema.name, each part 1 to 63 bytes as the catalog spells it, or in double quotes as SQL writes it; found "db.public.drafts""#),
         Refusal("a table name past 63 bytes", replacing: #""table": "drafts""#,
                 with: "\"table\": \"\(String(repeating: "\u{E9}", count: 32))\"",
                 "table: expected 1 to 63 bytes; found 64"),
@@ -323,7 +323,7 @@ struct PlanManifestRefusalTests {
         let manifest = Samples.editing(replacing: #""table": "drafts""#, with: #""table": "public.drafts""#)
         #expect(try MigrationPlan(manifest: Array(manifest.utf8)).table == "public.drafts")
         let long = Samples.editing(replacing: #""table": "drafts""#, with: "\"table\": \"public.\(String(repeating: "t", count: 64))\"")
-        #expect(Samples.refusal(of: long).hasPrefix("plan.json: table: expected one of name, schema.name"))
+        #expect(Samples.refusal(of: long).hasPrefix("plan.json: table: expected one of name or schema.name, each part 1 to 63 bytes"))
     }
 
     @Test("a manifest that is not an object is refused for the document as a whole")

@@ -20,7 +20,7 @@
 /// - `format`: 2. `name` and `modernWriterWindow` (optional, default `10m`) as in format 1
 ///   (``MigrationPlan``); `legacyApplicationPattern` (optional) as in format 1, but `legacy-%`
 ///   when not given, so that contract's check for legacy sessions always runs.
-/// - `table`: `name` or `schema.name`, each part 1 to 63 bytes.
+/// - `table`: `name` or `schema.name`, each part 1 to 63 bytes (``QualifiedName/init(planText:)``).
 /// - `key`: the column, or the list of 1 to 32 columns, of a unique key the backfill walks in
 ///   order (the primary key, usually), of any orderable type.
 /// - `revision` (optional): the `bigint` column that the record store (`cutover.save_record`)

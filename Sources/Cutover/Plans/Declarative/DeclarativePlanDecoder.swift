@@ -246,14 +246,14 @@ enum DeclarativePlanDecoder {
         return .init(table: try qualifiedName(fields["table"]), columns: columns, onDelete: onDelete)
     }
 
-    /// `name` or `schema.name`, each part an identifier.
+    /// `name` or `schema.name` (``QualifiedName/init(planText:)``).
     static func qualifiedName(_ value: ManifestValue) throws(ManifestFault) -> QualifiedName {
-        let text = try value.text(length: 1...(2 * SQLName.maximumByteCount + 1), unit: .bytes)
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count <= 2, parts.allSatisfy({ PlanLimits.identifierByteCount.contains($0.utf8.count) }) else {
-            throw value.fault(.notOneOf(text, allowed: ["name", "schema.name, each part 1 to 63 bytes"]))
+        // Two parts of 63 bytes, each quoted with every byte a doubled quote, and the dot.
+        let text = try value.text(length: 1...(2 * (2 * SQLName.maximumByteCount + 2) + 1), unit: .bytes)
+        guard let name = QualifiedName(planText: text) else {
+            throw value.fault(.notOneOf(text, allowed: [QualifiedName.planTextForms]))
         }
-        return parts.count == 2 ? QualifiedName(schema: parts[0], name: parts[1]) : QualifiedName(schema: nil, name: parts[0])
+        return name
     }
 
     /// A column, index or constraint name: 1 to 63 bytes, no control characters.

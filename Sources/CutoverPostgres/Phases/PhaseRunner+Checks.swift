@@ -16,7 +16,10 @@ extension PhaseRunner {
         case .expand:
             if let gate = try rehearsalCheck() { results.append(gate) }
             results += try planChecks(.expand)
-            if let compiled = source.compiled { results.append(try expressionsCompile(compiled.expressionProbe)) }
+            if let compiled = source.compiled {
+                results.append(try expressionsCompile(compiled.expressionProbe))
+                if let function = compiled.syncFunction { results.append(try readOnly { try syncFunctionIsOwn(function, on: $0) }) }
+            }
         case .switchModern:
             results += try planChecks(.switch)
             if !options.isRehearsal { results.append(try readOnly(readersCheck)) }
@@ -167,6 +170,24 @@ extension PhaseRunner {
     }
 
     /// Switching back to legacy needs the v1 representation, which contract removes.
+    /// No other table's trigger calls the sync function this plan's expand creates or
+    /// replaces: its name joins the table's schema and name, which two tables can share.
+    func syncFunctionIsOwn(_ function: String, on session: PostgresConnection) throws -> CheckOutcome {
+        let others = try session.query("""
+            SELECT coalesce(string_agg(DISTINCT CAST(CAST(t.tgrelid AS regclass) AS text), ', '), '') AS tables
+              FROM pg_trigger AS t
+             WHERE t.tgfoid = to_regprocedure(\(function + "()"))
+               AND t.tgrelid IS DISTINCT FROM to_regclass(\(plan.table))
+            """)[0].decode(String.self, "tables")
+        return CheckOutcome(
+            name: "sync function not another table's", isPassed: others.isEmpty,
+            observed: others.isEmpty ? "none" : "called by the trigger of \(others)",
+            expected: "no other table's trigger calls \(function)()",
+            message: "this plan's sync function would replace the one another table's trigger calls, as their schema and "
+                + "table names join to the same name: finish or roll back that table's migration first (its contract or "
+                + "'phase rollback expand' drops the function)")
+    }
+
     func contractNotBegun() throws -> CheckOutcome {
         let applied = try appliedChecksums(step: .contract).keys.sorted()
         let revertible = !(plan.step(.contract)?.revert.isEmpty ?? true)

@@ -26,6 +26,11 @@ public struct CompiledPlan: Sendable, Hashable {
     public let expressionProbe: [ProbeStatement]
     /// The declarative plan it was compiled from: its key and operations, for `phase plan`.
     public let declaration: DeclarativePlan
+    /// The sync trigger's function as SQL (`cutover.orders_sync`), when the plan has a trigger.
+    /// Its name joins the table's schema and name, so two tables can come to the same one
+    /// (`public.sales_eu_orders`, `sales_eu.orders`): expand refuses to replace the function
+    /// while another table's trigger calls it.
+    public let syncFunction: String?
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

@@ -164,7 +164,8 @@ struct PlanCompiler {
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining, split] + contract + contractRevert,
                             tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
-                            expressionProbe: expressionProbe(), declaration: plan)
+                            expressionProbe: expressionProbe(), declaration: plan,
+                            syncFunction: trigger.isNeeded ? trigger.function : nil)
     }
 
     // MARK: Shared pieces

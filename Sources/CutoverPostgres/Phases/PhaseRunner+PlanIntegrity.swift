@@ -53,6 +53,9 @@ extension PhaseRunner {
             """)
     }
 
+    /// How the comparison names a change of the plan's table (``PlanPins``' part `plan.json: table`).
+    static let tableChangePrefix = "plan.json: table changed"
+
     /// The `step` under which the whole plan's parts are recorded, apart from the files each step applied.
     static let pinStep = "plan"
 
@@ -103,7 +106,15 @@ extension PhaseRunner {
                 : "unchanged declaration; \(count) from what Cutover compiled when the plan began "
                     + "(compiled again from the same declaration by this version): \(list)"
         case .changed(let changes):
-            observed = changes.joined(separator: "; ")
+            if let table = changes.first(where: { $0.hasPrefix(tableChangePrefix) }) {
+                // Another table under the same name, most likely: the rest follows from it.
+                let others = changes.count - 1
+                observed = table + (others == 0 ? "" : "; and \(others) other part\(others == 1 ? "" : "s") of the plan")
+                message = "the migration of this plan's name began on another table: if this plan.json is another table's "
+                    + "plan, give it a name of its own (\"name\"); else " + restore
+            } else {
+                observed = changes.joined(separator: "; ")
+            }
         case .compatibilityChanged(let then, let now, let changes):
             observed = (["compiler compatibility \(then) when the plan began, \(now) in this Cutover"] + changes)
                 .joined(separator: "; ")

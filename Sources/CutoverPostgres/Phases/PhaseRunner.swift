@@ -127,6 +127,13 @@ public final class PhaseRunner {
         try requireOwnSession()
         let schema = try ControlSchema.install(on: connection)
         let created = try MigrationState.create(plan: plan.name, on: connection)
+        // A plan that has begun is the one it pinned: another plan of the same name (a plan
+        // folder copied, or two tables of one name in two schemas) must not register its
+        // table for the applications' saves.
+        if !created, let state = try MigrationState.load(plan: plan.name, on: connection), state.phase != .baseline {
+            let pinned = try appliedPlanUnchanged()
+            guard pinned.isPassed else { throw StepRefusal(step: "init", failedChecks: [pinned], reason: nil) }
+        }
         // A declarative plan declares its entity: its table, key and revision, for cutover.save_record.
         if let declaration = source.compiled?.declaration { try RecordPlanRegistry.register(declaration, on: connection) }
         return (schema, created)
@@ -177,6 +184,15 @@ public final class PhaseRunner {
             throw refusal
         }
         guard case .run(let target) = decision else {
+            // Done already by this plan, not by another plan of the same name or by this one
+            // before it was changed.
+            let pinned = try appliedPlanUnchanged()
+            guard pinned.isPassed else {
+                let refusal = StepRefusal(step: step.name, failedChecks: [pinned], reason: nil)
+                try PhaseHistory.refused(plan: plan.name, step: step.name, direction: step.direction,
+                                         reason: refusal.description, details: "{}", on: connection)
+                throw refusal
+            }
             try PhaseHistory.skipped(plan: plan.name, step: step.name, direction: step.direction,
                                      details: #"{"alreadyDone": true}"#, on: connection)
             return StepReport(step: step.name, from: state.phase, to: state.phase, epoch: state.epoch, checks: [],
@@ -356,6 +372,11 @@ public final class PhaseRunner {
             }
             epoch = try self.advance(from: state, to: target, attempt: attempt, checksum: combined.joined(separator: ","),
                                      on: connection)
+            // The plan that begins is the one the applications' saves are for, whichever plan
+            // of its name `phase init` registered last.
+            if state.phase == .baseline, let declaration = self.source.compiled?.declaration {
+                try RecordPlanRegistry.registerUnlessCurrent(declaration, on: connection)
+            }
             // The step changed the table: the plan's save function is made again for it, with the
             // change of phase, so that saves run statements written for the table's new columns.
             try RecordPlanRegistry.remakeSave(plan: self.plan.name, on: connection)

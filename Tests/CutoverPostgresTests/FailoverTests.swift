@@ -111,10 +111,16 @@ struct FailoverTests {
             let deadline = ContinuousClock.now + .seconds(120)
             while tally.total < 40 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             try #require(tally.total >= 40, "the writers did not get going")
+            let began = try await onThread { try set.monitorNow() }
             let promoted = try await set.performFailover()
             tally.hasFailedOver.store(true, ordering: .sequentiallyConsistent)
             let problems = try await writing.value
             #expect(problems.isEmpty, "\(problems)")
+            if !problems.isEmpty {
+                // What pg_auto_failover did meanwhile, to tell a loss of its own from one of ours.
+                let events = try await onThread { try set.events(since: began) }
+                print("pg_auto_failover events since the failover began:\n" + events.joined(separator: "\n"))
+            }
             #expect(promoted != old)
 
             let state = tally.state.withLock { $0 }

@@ -206,6 +206,35 @@ public final class AutoFailoverCluster: Sendable {
                                         goal: try $0.decode(String.self, "goal")) }
     }
 
+    /// The monitor's events since `since` (its clock), oldest first, one line each (time,
+    /// node, reported and goal state, description): what a failed failover test prints to say
+    /// what pg_auto_failover did; empty while the monitor cannot answer.
+    public func events(since: String? = nil) throws -> [String] {
+        let url = "postgresql://postgres@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5)))
+        } catch let error as PostgresError where error.isConnectionBroken {
+            return []
+        }
+        return try connection.query("""
+            SELECT to_char(eventtime, 'HH24:MI:SS.MS') || ' ' || nodename || ' ' || reportedstate::text || ' -> '
+                   || goalstate::text || ': ' || description AS line
+              FROM pgautofailover.event
+             WHERE eventtime >= coalesce(CAST(\(since) AS timestamptz), '-infinity')
+             ORDER BY eventid
+            """).map { try $0.decode(String.self, "line") }
+    }
+
+    /// The monitor's clock now, for ``events(since:)``.
+    public func monitorNow() throws -> String? {
+        let url = "postgresql://postgres@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
+        guard let connection = try? PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5))) else {
+            return nil
+        }
+        return try connection.query("SELECT now()::text AS now")[0].decode(String.self, "now")
+    }
+
     /// The node the monitor holds primary now (reported and assigned), if one is.
     public func primary() throws -> Node? {
         guard let name = try states()?.first(where: { $0.reported == "primary" && $0.goal == "primary" })?.name else { return nil }

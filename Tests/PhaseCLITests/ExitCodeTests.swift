@@ -60,6 +60,30 @@ struct ExitCodeTests {
         withExtendedLifetime(refusing) {}
     }
 
+    @Test("a role without the migrator's rights is told to run phase as the migrator, without a warning about rehearsals first")
+    func aRoleWithoutTheMigratorsRightsIsToldWhichRoleToUse() async throws {
+        let database = try await TestPostgres.database("exit_code_privilege")
+        let role = "cutover_exit_app_\(UInt32.random(in: 0...UInt32.max))"
+        try await onThread {
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: "CREATE TABLE drafts (id text PRIMARY KEY, title text NOT NULL, revision bigint NOT NULL)")
+            try connection.execute(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD 'app-password'; GRANT USAGE ON SCHEMA public TO \(role)")
+        }
+        #expect(try await status(database.connectionString, ["init"]).status == 0)
+        var url = try #require(URLComponents(string: database.connectionString))
+        url.user = role
+        url.password = "app-password"
+        let asApplication = try #require(url.string)
+        for arguments in [["status"], ["switch", "legacy"]] {
+            let run = try await status(asApplication, arguments)
+            #expect(run.status == 1, "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.hasPrefix("Error: this role may not do that: permission denied for "), "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains("run phase as the migrator role, which owns the cutover schema"), "\(run.diagnostics)")
+            #expect(!run.diagnostics.contains("warning"), "\(run.diagnostics)")
+        }
+        try await onThread { try database.connect().execute(unsafeSQL: "DROP OWNED BY \(role); DROP ROLE \(role)") }
+    }
+
     @Test func aRetentionBeyondTheBoundIsAUsageErrorNamingIt() async throws {
         let server = try await TestPostgres.shared()
         for value in ["99999999999d", "3651d"] {

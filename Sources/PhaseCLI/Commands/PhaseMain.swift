@@ -68,6 +68,10 @@ public enum PhaseMain {
             return CommandFailure("lost the connection to the database: \(error.description)",
                                   details: ["run the same command again: it resumes or finishes the step"],
                                   exitCode: .databaseUnreachable)
+        case let error as PostgresError where error.sqlState == .insufficientPrivilege:
+            // An application's role, or any role but the migrator, running phase: nothing changed.
+            return CommandFailure("this role may not do that: \(error.description)",
+                                  details: ["run phase as the migrator role, which owns the cutover schema (docs/runbooks/roles.md)"])
         case let error as PostgresError:
             return CommandFailure(error.description, details: error.hint.map { ["hint: \($0)"] } ?? [])
         default:

@@ -114,6 +114,34 @@ struct NewCommandTests {
         #expect(paid == true)
     }
 
+    @Test("a plan named after its table is refused when a plan of that name is tracked for another table, and written with --name")
+    func aNameTrackedForAnotherTableIsRefused() async throws {
+        let scene = try await Scene("new_name_taken", setup: """
+            CREATE SCHEMA s;
+            CREATE TABLE public.t (id bigint PRIMARY KEY, status text);
+            CREATE TABLE s.t (id bigint PRIMARY KEY, status text);
+            """)
+        defer { scene.remove() }
+        #expect(try await scene.phase("new", "--table", "public.t").status == 0)
+        // The template edited into a plan, and its migration tracked.
+        try """
+            {"format": 2, "name": "t", "table": "public.t", "key": "id", "columns": ["status"],
+             "operations": [{"add_column": {"name": "note", "type": "text", "up": "status"}}]}
+            """.write(to: scene.manifest, atomically: true, encoding: .utf8)
+        let initialized = try await scene.phase("init")
+        #expect(initialized.status == 0, "\(initialized.diagnostics)")
+        // Asked again for the same table, the name is its own.
+        #expect(try await scene.phase("new", "--table", "public.t", "--force").status == 0)
+        let refused = try await scene.phase("new", "--table", "s.t", "--force")
+        #expect(refused.status == 3, "\(refused.diagnostics)")
+        #expect(refused.diagnostics == "Error: a plan named \"t\" is tracked in this database for public.t: pass --name to give this table's plan a name of its own\n",
+                "\(refused.diagnostics)")
+        #expect(try scene.plan()["table"] as? String == "public.t", "the plan written before stays")
+        let named = try await scene.phase("new", "--table", "s.t", "--name", "s-t", "--force")
+        #expect(named.status == 0, "\(named.diagnostics)")
+        #expect(try scene.plan()["name"] as? String == "s-t")
+    }
+
     @Test func anUnfinishedUpExpressionIsRefusedNamingAColumnThatDoesNotExist() async throws {
         let scene = try await Scene("new_up", setup: "CREATE TABLE accounts (id bigint PRIMARY KEY, mail text NOT NULL)")
         defer { scene.remove() }

@@ -31,7 +31,8 @@ struct NewCommand: PhaseCommand {
 
             The template's name, type and up are placeholders that the plan reader refuses, naming the first \
             one, until they are edited, so that a plan nobody edited never runs. A table without such a key, a \
-            partitioned table or a view is refused (exit 3). docs/plans.md is the reference of every key and \
+            partitioned table or a view is refused (exit 3), and so is a plan's name that the database tracks for another \
+            table (pass --name). docs/plans.md is the reference of every key and \
             operation; then run phase --plan DIR plan to see what the plan will do.
             """,
         parameters: [Self.table, Self.name, Self.legacyPattern, Self.force], command: Self.self)
@@ -64,12 +65,19 @@ struct NewCommand: PhaseCommand {
             throw Self.exists(path)
         }
         let configuration = context.configuration
-        let inspection = try await runOnDedicatedThread(named: "cutover-phase") {
+        let chosenName = name
+        let (inspection, tracked) = try await runOnDedicatedThread(named: "cutover-phase") {
             let connection = try PostgresConnection(configuration: configuration)
             connection.noticeHandler = { _ in }
-            return try TableInspection.inspect(tableName, on: connection)
+            let inspection = try TableInspection.inspect(tableName, on: connection)
+            return (inspection, try Self.otherTrackedTable(ofPlan: chosenName ?? inspection.name, inspection: inspection, on: connection))
         }
-        let plan = StartingPlan(name: name ?? inspection.name,
+        let planName = name ?? inspection.name
+        if let tracked {
+            throw CommandFailure("a plan named \(DisplayText.quoted(planName)) is tracked in this database for \(tracked): "
+                                 + "pass --name to give this table's plan a name of its own", exitCode: .refused)
+        }
+        let plan = StartingPlan(name: planName,
                                 table: QualifiedName(schema: inspection.schema, name: inspection.name).planText,
                                 key: inspection.key.columns, legacyApplicationPattern: legacyPattern,
                                 modernWriterWindow: DurationText.format(PlanLimits.defaultModernWriterWindow))
@@ -77,6 +85,22 @@ struct NewCommand: PhaseCommand {
         context.console.printResult(NewPlanResult(path: path, folder: folder, plan: plan, table: inspection, isOverwritten: exists),
                                     format: context.format)
         return .done
+    }
+
+    /// The other table that a plan of this name is registered for in the database, if the
+    /// control schema tracks one: a plan's name is one migration (docs/plans.md).
+    private static func otherTrackedTable(ofPlan plan: String, inspection: TableInspection,
+                                          on connection: PostgresConnection) throws -> String? {
+        let present = try connection.query("SELECT to_regclass('cutover.record_plans') IS NOT NULL AS present")[0]
+            .decode(Bool.self, "present")
+        guard present else { return nil }
+        return try connection.query("""
+            SELECT e.table_name FROM cutover.record_plans AS e
+             WHERE e.plan = \(plan)
+               AND CAST(to_regclass(e.table_name) AS oid) IS DISTINCT FROM (
+                   SELECT c.oid FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+                    WHERE n.nspname = \(inspection.schema) AND c.relname = \(inspection.name))
+            """).first?.decode(String.self, "table_name")
     }
 
     /// Writes the manifest whole or not at all: a new file never replaces one made meanwhile,

@@ -60,6 +60,9 @@ extension PlanCompiler {
                                     + SQLName.literal(table.sql), expect: .compare(.equal, .number("1")),
                                 "without its row in cutover.legacy_activity, no legacy write could be seen; run expand again"))
         }
+        if !droppedColumns.isEmpty {
+            checks.append(droppedColumnsUnused())
+        }
         for group in trigger.groups {
             let modern = group.modern.map { "t." + SQLName.identifier($0) }
             let legacy = group.legacy.map { "t." + SQLName.identifier($0) }
@@ -93,6 +96,26 @@ extension PlanCompiler {
             }
         }
         return checks
+    }
+
+    /// Nothing but the table's own indexes and constraints, which go with them, depends on the
+    /// columns contract drops: a view, a materialized view, a policy, a function with an
+    /// SQL-standard body, another table's foreign key, a generated column or a trigger of the
+    /// application's would make the drop fail after contract's constraints were applied. The
+    /// sync trigger, which contract drops first, is left out.
+    func droppedColumnsUnused() -> PlanCheck {
+        let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        return check("nothing else uses the dropped columns", """
+            SELECT string_agg(DISTINCT regexp_replace(pg_describe_object(d.classid, d.objid, d.objsubid), '^rule _RETURN on ', ''), ', ')
+              FROM pg_depend AS d
+              JOIN pg_attribute AS a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+             WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = \(regclass) AND d.deptype = 'n'
+               AND a.attname IN (\(Self.literals(droppedColumns)))
+               AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (
+                   SELECT 1 FROM pg_trigger AS g WHERE g.oid = d.objid AND g.tgname = \(SQLName.literal(SyncTrigger.triggerName))))
+            """, expect: .isNull,
+            "contract drops \(droppedColumns.joined(separator: ", ")), and these use them, so the drop would fail half way "
+                + "through contract: drop them or make them again over the modern columns first")
     }
 
     private var notNullColumns: [String] {

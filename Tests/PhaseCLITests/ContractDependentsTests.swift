@@ -1,0 +1,60 @@
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Testing
+
+/// Objects of the application's that use a column contract drops (a view, a function with an
+/// SQL-standard body) are found by contract's checks, before contract applies anything, rather
+/// than by the drop, after contract's constraints were applied.
+@Suite("Contract and what uses the legacy columns", .timeLimit(.minutes(3)))
+struct ContractDependentsTests {
+    @Test func aViewAndAFunctionOverTheLegacyColumnRefuseContractUntilTheyAreGone() async throws {
+        let database = try await TestPostgres.database("contract_dependents")
+        try await onThread {
+            try database.connect().execute(unsafeSQL: """
+                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+                INSERT INTO orders SELECT g, CASE WHEN g % 2 = 0 THEN 'new' ELSE 'paid' END FROM generate_series(1, 100) AS g;
+                CREATE VIEW open_orders AS SELECT id, status FROM orders WHERE status = 'new';
+                CREATE FUNCTION order_label(o orders) RETURNS text LANGUAGE sql RETURN o.id || ' ' || o.status;
+                """)
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-dependents-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+            {"format": 2, "name": "orders", "table": "public.orders", "key": "id",
+             "operations": [{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint", "notNull": true},
+               "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 END",
+               "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' END"}}]}
+            """.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
+        let url = database.connectionString
+        func phase(_ arguments: String...) async throws -> PhaseBinary.Run {
+            try await onThread { try PhaseBinary.run(["--plan", folder.path] + arguments, databaseURL: url) }
+        }
+        func sql(_ text: String) async throws -> [String] {
+            try await onThread { try database.connect().execute(unsafeSQL: text).map { try $0.decode(String.self, "v") } }
+        }
+        for step in [["init"], ["expand", "--skip-rehearsal"], ["switch", "modern", "--force-readers"], ["backfill"]] {
+            let run = try await onThread { try PhaseBinary.run(["--plan", folder.path] + step, databaseURL: url) }
+            #expect(run.status == 0, "\(step): \(run.diagnostics)")
+        }
+        let failed = "FAILED nothing else uses the dropped columns: expected is null, observed function order_label(orders), view open_orders"
+        let checked = try await phase("check", "contract")
+        #expect(checked.status == 3, "\(checked.diagnostics)")
+        #expect(checked.output.contains(failed), "\(checked.output)")
+
+        let refused = try await phase("contract", "--yes", "--window", "0s")
+        #expect(refused.status == 3, "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("check failed: nothing else uses the dropped columns"), "\(refused.diagnostics)")
+        // Nothing of contract was applied: no constraint on the modern column, the legacy one kept.
+        #expect(try await sql("SELECT conname::text AS v FROM pg_constraint WHERE conrelid = 'orders'::regclass AND contype = 'c'") == [])
+        #expect(try await sql("SELECT string_agg(attname, ',' ORDER BY attnum) AS v FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped")
+            == ["id,status,status_code"])
+
+        _ = try await sql("DROP VIEW open_orders; DROP FUNCTION order_label(orders); SELECT 'dropped' AS v")
+        let contracted = try await phase("contract", "--yes", "--window", "0s")
+        #expect(contracted.status == 0, "\(contracted.diagnostics)")
+        #expect(try await sql("SELECT string_agg(attname, ',' ORDER BY attnum) AS v FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped")
+            == ["id,status_code"])
+    }
+}

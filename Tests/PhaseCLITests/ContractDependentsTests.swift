@@ -51,6 +51,22 @@ struct ContractDependentsTests {
         #expect(try await sql("SELECT string_agg(attname, ',' ORDER BY attnum) AS v FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped")
             == ["id,status,status_code"])
 
+        // Rolling back instead: a view over the modern column stops the revert, which names it
+        // and does not suggest CASCADE.
+        _ = try await sql("CREATE VIEW order_codes AS SELECT id, status_code FROM orders; SELECT 'made' AS v")
+        let revert = try await phase("rollback", "switch", "--epoch", "3")
+        #expect(revert.status == 0, "\(revert.diagnostics)")
+        let rollback = try await phase("rollback", "expand", "--epoch", "4")
+        #expect(rollback.status == 1, "\(rollback.diagnostics)")
+        #expect(rollback.diagnostics.contains("view order_codes depends on column status_code of table orders"), "\(rollback.diagnostics)")
+        #expect(!rollback.diagnostics.contains("CASCADE"), "\(rollback.diagnostics)")
+        #expect(try await sql("SELECT phase AS v FROM cutover.migration_state WHERE plan = 'orders'") == ["expanded"])
+        _ = try await sql("DROP VIEW order_codes; SELECT 'dropped' AS v")
+        for step in [["switch", "modern", "--force-readers"], ["backfill"]] {
+            let run = try await onThread { try PhaseBinary.run(["--plan", folder.path] + step, databaseURL: url) }
+            #expect(run.status == 0, "\(step): \(run.diagnostics)")
+        }
+
         _ = try await sql("DROP VIEW open_orders; DROP FUNCTION order_label(orders); SELECT 'dropped' AS v")
         let contracted = try await phase("contract", "--yes", "--window", "0s")
         #expect(contracted.status == 0, "\(contracted.diagnostics)")

@@ -68,6 +68,13 @@ public enum PhaseMain {
             return CommandFailure("lost the connection to the database: \(error.description)",
                                   details: ["run the same command again: it resumes or finishes the step"],
                                   exitCode: .databaseUnreachable)
+        case let error as PostgresError where error.sqlState == .dependentObjectsStillExist:
+            // The detail names the objects (never row values); the server's hint, CASCADE, would
+            // drop the application's own objects with the step's.
+            let dependents = error.detail.map { $0.split(separator: "\n").map(String.init) } ?? []
+            return CommandFailure(error.description, details: dependents + [
+                "the step drops what these objects use: drop them, or make them again over the columns that stay, then run "
+                    + "the step again (its failed statement's transaction was rolled back; 'phase status' shows where it stands)"])
         case let error as PostgresError where error.sqlState == .insufficientPrivilege:
             // An application's role, or any role but the migrator, running phase: nothing changed.
             return CommandFailure("this role may not do that: \(error.description)",

@@ -84,6 +84,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let invalidPassword = SQLState(rawValue: "28P01")
     /// 3D000: the database does not exist.
     public static let invalidCatalogName = SQLState(rawValue: "3D000")
+    /// 2BP01: an object cannot be dropped because others depend on it (the detail names them).
+    public static let dependentObjectsStillExist = SQLState(rawValue: "2BP01")
     /// 40001: a serialization failure; retry the transaction.
     public static let serializationFailure = SQLState(rawValue: "40001")
     /// 40P01: a deadlock was detected; retry the transaction.

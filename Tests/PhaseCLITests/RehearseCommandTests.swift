@@ -372,7 +372,11 @@ struct RehearseCommandTests {
         // as a DDL of the application would otherwise wait behind its ACCESS SHARE lock.
         let run = try await Self.run(["--plan", folder, "rehearse", "--sample-rows", "200000", "--lock-timeout", "10ms"], on: database)
         #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
-        #expect(run.diagnostics.contains("could not read the sample of public.orders within the lock timeout of 10ms"), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("could not read the sample of public.orders within the lock timeout of 10ms in 5 attempts"),
+                "\(run.diagnostics)")
+        // Each attempt but the last is followed by a retry after a backoff, as a step's DDL is.
+        #expect(run.diagnostics.contains("could not read the sample within the lock timeout; retry 4 in "), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("; retry 5 in "), "\(run.diagnostics)")
         #expect(run.diagnostics.contains("a rehearsal holds no lock on the real table longer than that"), "\(run.diagnostics)")
         let recorded = try await onThread {
             try database.connect().query("SELECT count(*) AS n FROM cutover.rehearsals WHERE plan = 'orders-slow-sample'")[0].decode(Int64.self, "n")

@@ -162,14 +162,23 @@ public struct SQLFileRunner: Sendable {
     }
 
     private func withRetries(_ body: (Int) throws -> Void) throws -> Int {
+        try retrying(when: Self.isRetryable) { attempt in
+            try body(attempt)
+            return attempt
+        }
+    }
+
+    /// Runs `body` (given the attempt's number, from 1) until it returns, trying again after an
+    /// error `isRetryable` accepts with the policy's backoff and jitter, reported to `onRetry`,
+    /// up to the policy's attempts; any other error, or the last attempt's, is thrown.
+    func retrying<Value>(when isRetryable: (any Error) -> Bool, _ body: (Int) throws -> Value) throws -> Value {
         var delay = policy.initialBackoff
         var attempt = 0
         while true {
             attempt += 1
             do {
-                try body(attempt)
-                return attempt
-            } catch where Self.isRetryable(error) && attempt < policy.maximumAttempts {
+                return try body(attempt)
+            } catch where isRetryable(error) && attempt < policy.maximumAttempts {
                 let jittered = delay + delay * Double.random(in: 0...0.5)
                 onRetry?(attempt, jittered, "\(error)")
                 Thread.sleep(forTimeInterval: jittered / .seconds(1))

@@ -163,8 +163,9 @@ public final class Rehearsal {
     /// a DDL of the application waiting for ACCESS EXCLUSIVE nor the writes queued behind that
     /// DDL wait for the rehearsal longer than the lock timeout.
     ///
-    /// - Throws: ``RehearsalError/sampleNotReadInTime(table:lockTimeout:)`` when a statement
-    ///   did not get its lock or finish within the lock timeout.
+    /// - Throws: ``RehearsalError/sampleNotReadInTime(table:lockTimeout:attempts:)`` when a
+    ///   statement did not get its lock or finish within the lock timeout in any of
+    ///   ``sampleAttempts`` attempts (fewer when the policy gives a step's DDL fewer).
     private func sample(_ blueprint: TableBlueprint) throws -> ([String], RehearsalAnalysis.Scale) {
         let bound = Int64((options.sql.lockTimeout / .milliseconds(1)).rounded(.up))
         let session = try PostgresConnection(configuration: connection.configuration)
@@ -172,22 +173,42 @@ public final class Rehearsal {
         try session.execute(unsafeSQL: """
             SET default_transaction_read_only = on; SET lock_timeout = '\(bound)ms'; SET statement_timeout = '\(bound)ms'
             """)
+        // A read the timeout stopped (waiting for its lock, or slow on a busy server) is tried
+        // again like a step's DDL, after a backoff, but 5 times at most: a sample too large to
+        // read within the timeout would never be read, and the operator learns it soon.
+        var policy = options.sql
+        policy.maximumAttempts = max(1, min(policy.maximumAttempts, Self.sampleAttempts))
+        let runner = SQLFileRunner(policy: policy) { [log] attempt, delay, _ in
+            log("could not read the sample within the lock timeout; retry \(attempt) in \(Int64((delay / .milliseconds(1)).rounded()))ms")
+        }
+        let isStopRequested = options.isStopRequested
         do {
-            let size = try session.query("""
-                SELECT greatest(c.reltuples, 0)::bigint AS estimate, coalesce(s.n_live_tup, 0) AS live, pg_total_relation_size(c.oid) AS bytes
-                  FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(\(blueprint.table))
-                """)[0]
-            let estimate = max(try size.decode(Int64.self, "estimate"), try size.decode(Int64.self, "live"))
-            let percentage = RepresentationComparison.samplePercentage(sample: options.sampleRows, estimatedRows: Double(estimate))
-            let sampling = percentage < 100 ? " TABLESAMPLE SYSTEM (\(percentage))" : ""
-            let rows = try session.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
-                                                       binds: [Int64(options.sampleRows).postgresBind]))
-                .map { try $0.decode(String.self, "r") }
-            return (rows, RehearsalAnalysis.Scale(sampleRows: Int64(rows.count), tableRows: estimate, tableBytes: try size.decode(Int64.self, "bytes")))
+            return try runner.retrying(when: { error in
+                guard let error = error as? PostgresError, !isStopRequested() else { return false }
+                return error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable
+            }) { _ in try readSample(blueprint, on: session) }
         } catch let error as PostgresError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable {
             if options.isStopRequested() { throw error }
-            throw RehearsalError.sampleNotReadInTime(table: blueprint.table, lockTimeout: options.sql.lockTimeout)
+            throw RehearsalError.sampleNotReadInTime(table: blueprint.table, lockTimeout: options.sql.lockTimeout,
+                                                     attempts: policy.maximumAttempts)
         }
+    }
+
+    /// The most attempts to read the sample.
+    static let sampleAttempts = 5
+
+    private func readSample(_ blueprint: TableBlueprint, on session: PostgresConnection) throws -> ([String], RehearsalAnalysis.Scale) {
+        let size = try session.query("""
+            SELECT greatest(c.reltuples, 0)::bigint AS estimate, coalesce(s.n_live_tup, 0) AS live, pg_total_relation_size(c.oid) AS bytes
+              FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(\(blueprint.table))
+            """)[0]
+        let estimate = max(try size.decode(Int64.self, "estimate"), try size.decode(Int64.self, "live"))
+        let percentage = RepresentationComparison.samplePercentage(sample: options.sampleRows, estimatedRows: Double(estimate))
+        let sampling = percentage < 100 ? " TABLESAMPLE SYSTEM (\(percentage))" : ""
+        let rows = try session.query(PostgresQuery(unsafeSQL: "SELECT t::text AS r FROM \(blueprint.table) AS t\(sampling) LIMIT $1",
+                                                   binds: [Int64(options.sampleRows).postgresBind]))
+            .map { try $0.decode(String.self, "r") }
+        return (rows, RehearsalAnalysis.Scale(sampleRows: Int64(rows.count), tableRows: estimate, tableBytes: try size.decode(Int64.self, "bytes")))
     }
 
     private func rehearse(blueprint: TableBlueprint, rows: [String], scale: RehearsalAnalysis.Scale, checksum: String, id: Int64,

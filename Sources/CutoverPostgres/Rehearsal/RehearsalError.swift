@@ -11,8 +11,9 @@ public enum RehearsalError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The role may not create the scratch database.
     case cannotCreateDatabase(role: String, reason: String)
     /// Reading the real table's size or sample took longer than the lock timeout, waiting for
-    /// its lock or reading: it was stopped there, so as to hold no lock longer than that.
-    case sampleNotReadInTime(table: String, lockTimeout: Duration)
+    /// its lock or reading, in each of `attempts`: each was stopped there, so as to hold no lock
+    /// longer than that.
+    case sampleNotReadInTime(table: String, lockTimeout: Duration, attempts: Int)
     /// The operator stopped it.
     case stopped(at: String)
 
@@ -24,10 +25,10 @@ public enum RehearsalError: Error, Sendable, Equatable, CustomStringConvertible 
             "plan \(plan) is at phase \(phase): a rehearsal copies the table as expand finds it, so it runs before expand only"
         case .cannotCreateDatabase(let role, let reason):
             "role \(role) cannot create the scratch database the rehearsal runs in (\(reason)); grant it CREATEDB, or rehearse as a role that has it"
-        case .sampleNotReadInTime(let table, let lockTimeout):
+        case .sampleNotReadInTime(let table, let lockTimeout, let attempts):
             """
             could not read the sample of \(table) within the lock timeout of \(DurationText.format(lockTimeout)) \
-            (it waited for its lock or read for that long), so it stopped: a rehearsal holds no lock on the real table longer than that; \
+            in \(attempts) attempt\(attempts == 1 ? "" : "s") (each waited for its lock or read for that long), so it stopped: a rehearsal holds no lock on the real table longer than that; \
             nothing was rehearsed. Try again when the table is quieter, with fewer --sample-rows, or with a longer --lock-timeout
             """
         case .stopped(let place): "stopped by the operator \(place); the scratch database was removed"

@@ -10,7 +10,7 @@ import PostgresClient
 ///
 /// An unmeasured set-based backfill warms the server up first (see ``warmUp(rows:in:pool:)``).
 /// Every run starts from a fresh table as an application has it just after expand: N rows
-/// written before expand (v1 only), the mirror trigger and the index of v1-only rows in place,
+/// written before expand (v1 only), the mirror trigger in place,
 /// vacuumed, analysed and checkpointed. The live load is a few clients saving through
 /// `PostgresDraftStore` at a steady average rate, at random moments, each to drafts spread
 /// over the whole key range.

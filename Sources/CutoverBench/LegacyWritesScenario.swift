@@ -10,8 +10,8 @@ import PostgresClient
 /// For the built-in drafts plan and every plan of `examples/`, pgbench runs the old
 /// application's statements (`Benchmarks/legacy_writes/PLAN/write.sql`: an UPDATE of a random
 /// row's legacy column and an INSERT, each committed on its own) on the plan's table before
-/// expand and, in the same round, on the same table after expand, with the trigger and the
-/// index of unconverted rows in place. Every run starts from a fresh table made from the plan's
+/// expand and, in the same round, on the same table after expand, with the sync trigger in
+/// place. Every run starts from a fresh table made from the plan's
 /// own schema and filled alike, vacuumed, analysed and checkpointed; the rounds alternate which
 /// side goes first. After each run after expand, every row the old application inserted must
 /// have its modern columns filled by the trigger.
@@ -109,7 +109,7 @@ struct LegacyWritesScenario {
             settings: "durable commits; table \(subject.table) of \(Format.number(Double(options.lengths.legacyWriteRows))) rows, "
                 + "fresh each run; \(Self.clients) pgbench clients, prepared statements; each transaction an UPDATE of a random row's "
                 + "legacy column and an INSERT, each committed on its own",
-            notes: ["ours: after expand (the sync trigger, the index of unconverted rows); baseline: the same table before expand"])
+            notes: ["ours: after expand (the sync trigger); baseline: the same table before expand"])
     }
 
     /// The plan's table made afresh and filled as the old application wrote it; expanded when asked.

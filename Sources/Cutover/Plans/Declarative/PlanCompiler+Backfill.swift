@@ -3,8 +3,11 @@ extension PlanCompiler {
     /// at the start), `$2` the batch size, `$3` the last key of the batch's range as text (NULL:
     /// to the end of the table); one row of `last_key`, `converted`, `scanned`.
     ///
-    /// Rows are walked in key order, single-column or composite, of any type with a btree
-    /// order: the cursor is the last key locked as a JSON object (`{"tenant_id": 7, "id": 42}`),
+    /// Rows are walked in key order along the primary key's btree, single-column or composite,
+    /// of any type with a btree order, from the cursor to the range's end, both index
+    /// conditions: no index of unconverted rows is needed, so the old application's updates
+    /// stay HOT through the migration window (an index whose predicate names a modern column
+    /// would make every update that fills it a non-HOT update, an entry in every index). The cursor is the last key locked as a JSON object (`{"tenant_id": 7, "id": 42}`),
     /// read back into the key's own types by `jsonb_populate_record` over the table's row
     /// type, so the compiler needs no type and text never compares where numbers should.
     /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`); the writer's
@@ -16,7 +19,7 @@ extension PlanCompiler {
     /// the statement itself, and the sync trigger fills them (``SyncTrigger``): the trigger,
     /// which must tell the backfill from a writer, would otherwise call `up` a second time to
     /// compare. Other columns get `coalesce(column, function(row))` from the statement. Rows are
-    /// picked by the index's predicate alone; a row whose functions all give NULL stays as it
+    /// picked by their modern columns being NULL alone; a row whose functions all give NULL stays as it
     /// was and is counted neither as converted nor as remaining. A row counts as converted when,
     /// after the batch, not every target's columns are NULL (so, in a plan of several targets, a
     /// row whose other target already had a value counts even if this one's function gave NULL).
@@ -36,10 +39,8 @@ extension PlanCompiler {
         }
         let key = plan.key.map(SQLName.identifier)
         let keyed = key.map { "t." + $0 }
-        let cursor = key.map { "(SELECT \($0) FROM cursor_key)" }
-        let after = key.count == 1 ? "\(keyed[0]) > \(cursor[0])" : "(\(keyed.joined(separator: ", "))) > (\(cursor.joined(separator: ", ")))"
-        let upper = key.map { "(SELECT \($0) FROM upper_key)" }
-        let within = key.count == 1 ? "\(keyed[0]) <= \(upper[0])" : "(\(keyed.joined(separator: ", "))) <= (\(upper.joined(separator: ", ")))"
+        let tuple = { (names: [String]) in names.count == 1 ? names[0] : "(" + names.joined(separator: ", ") + ")" }
+        let bound = { (cte: String) in tuple(key.map { "(SELECT \($0) FROM \(cte))" }) }
         let lastKey = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), l.\($1)" }.joined(separator: ", ") + ")::text"
         let sets = targets.flatMap { target in
             zip(target.columns, target.functions).map { column, function in
@@ -53,23 +54,37 @@ extension PlanCompiler {
         let mark = targets.contains(where: \.isFilledByTrigger)
             ? "\n       AND (SELECT set_config(\(SQLName.literal(SyncTrigger.backfillSetting)), 'on', true)) = 'on'" : ""
         let filled = "NOT (" + targets.map { Self.allNull($0.columns, alias: "t") }.joined(separator: " AND ") + ")"
+        // The bounds are index conditions on the key's btree whatever the parameters, so a batch
+        // reads from its cursor on and stops at its range's end: with no cursor the range begins
+        // at the table's first key, with none for the end it ends at the table's last.
         let sql = """
             WITH cursor_key AS (
-                SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb)
+                SELECT \(key.map { "k." + $0 }.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb) AS k
+                 WHERE CAST($1 AS text) IS NOT NULL
+            ), lower_key AS (
+                SELECT \(key.map { "c." + $0 }.joined(separator: ", ")) FROM cursor_key AS c
+                UNION ALL
+                (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($1 AS text) IS NULL
+                  ORDER BY \(key.map { "f." + $0 }.joined(separator: ", ")) LIMIT 1)
             ), upper_key AS (
-                SELECT \(key.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($3 AS text)::jsonb)
+                SELECT \(key.map { "k." + $0 }.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($3 AS text)::jsonb) AS k
+                 WHERE CAST($3 AS text) IS NOT NULL
+                UNION ALL
+                (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($3 AS text) IS NULL
+                  ORDER BY \(key.map { "f.\($0) DESC" }.joined(separator: ", ")) LIMIT 1)
             ), locked AS (
                 SELECT t.ctid, \(keyed.joined(separator: ", ")) FROM \(table.sql) AS t
-                 WHERE (\(indexPredicate(alias: "t")))
-                   AND (CAST($1 AS text) IS NULL OR \(after))
-                   AND (CAST($3 AS text) IS NULL OR \(within))
+                 WHERE \(tuple(keyed)) >= \(bound("lower_key"))
+                   AND \(tuple(keyed)) <= \(bound("upper_key"))
+                   AND (CAST($1 AS text) IS NULL OR \(tuple(keyed)) <> \(bound("cursor_key")))
+                   AND (\(unconvertedPredicate(alias: "t")))
                  ORDER BY \(keyed.joined(separator: ", "))
                  LIMIT CAST($2 AS integer)
                    FOR UPDATE OF t SKIP LOCKED
             ), converted AS (
                 UPDATE \(table.sql) AS t
                    SET \(sets.joined(separator: ",\n           "))
-                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(indexPredicate(alias: "t")))\(mark)
+                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(unconvertedPredicate(alias: "t")))\(mark)
                 RETURNING \(filled) AS filled
             )
             SELECT (SELECT \(lastKey) FROM locked AS l ORDER BY \(key.map { "l.\($0) DESC" }.joined(separator: ", ")) LIMIT 1) AS last_key,
@@ -83,7 +98,7 @@ extension PlanCompiler {
     /// Where parallel workers' key ranges end: `$1` rows to a range, `$2` the most ranges
     /// wanted less one; the key (as JSON text, like the batch's `last_key`) of every `$1`-th
     /// row whose modern columns are all NULL, in key order, as `upper_key`, read in one walk of
-    /// the index of unconverted rows. The ranges' ends need no row's functions: a row they give
+    /// the table in key order. The ranges' ends need no row's functions: a row they give
     /// nothing is in a range as any other, and its batch leaves it as it is.
     func backfillSplit() -> CompiledFile {
         let purpose = """
@@ -103,46 +118,45 @@ extension PlanCompiler {
             SELECT \(asJSON) AS upper_key FROM (
                 SELECT \(keyed.joined(separator: ", ")), row_number() OVER (ORDER BY \(keyed.joined(separator: ", "))) AS n
                   FROM \(table.sql) AS t
-                 WHERE \(indexPredicate(alias: "t"))
+                 WHERE \(unconvertedPredicate(alias: "t"))
             ) AS s
              WHERE s.n % CAST($1 AS bigint) = 0
              ORDER BY s.n
              LIMIT CAST($2 AS integer)
             """
         return CompiledFile("compiled/backfill_split.sql", purpose: purpose,
-                            statements: [.init(sql, lock: .accessShare, work: .scan, note: "through the index of unconverted rows")])
+                            statements: [.init(sql, lock: .accessShare, work: .scan, note: "in key order")])
     }
 
     /// The count of rows backfill has still to convert, by `cutover.count_rows`: the plan's
     /// functions written out over the row's columns under the row functions' own `search_path`,
     /// evaluated in the query rather than called once for each of the rows still to convert.
     func backfillRemaining() -> CompiledFile {
-        let note = "through the index of unconverted rows"
         guard !targets.isEmpty else {
             return CompiledFile("compiled/backfill_remaining.sql", purpose: "Backfill: the rows still to convert.",
-                                statements: [.init("SELECT count(*) FROM \(table.sql) AS t WHERE false", lock: .accessShare, work: .scan, note: note)])
+                                statements: [.init("SELECT count(*) FROM \(table.sql) AS t WHERE false", lock: .accessShare, work: .scan)])
         }
         let counted = "SELECT cutover.count_rows(CAST(\(SQLName.literal(table.sql)) AS regclass), \(SQLName.literal(unconverted(alias: "t"))))"
         return CompiledFile("compiled/backfill_remaining.sql", purpose: """
             Backfill: the rows still to convert, counted by cutover.count_rows with the plan's expressions written
             out under the search_path of its row functions and sync trigger.
-            """, statements: [.init(counted, lock: .accessShare, work: .scan, note: note)])
+            """, statements: [.init(counted, lock: .accessShare, work: .scan)])
     }
 
-    /// `(a IS NULL) OR (b IS NULL AND c IS NULL)`: the index of unconverted rows' predicate.
-    func indexPredicate(alias: String?) -> String {
+    /// `(a IS NULL) OR (b IS NULL AND c IS NULL)`: a row some target of which is still to fill.
+    func unconvertedPredicate(alias: String?) -> String {
         targets.map { Self.allNull($0.columns, alias: alias) }.joined(separator: " OR ")
     }
 
     /// A row still to convert: a target's columns all NULL while one of its functions gives a
-    /// value, written for `cutover.count_rows` (``RowFunction/evaluated(over:)``). The index
-    /// predicate comes first, so the planner sees the index applies.
+    /// value, written for `cutover.count_rows` (``RowFunction/evaluated(over:)``). The cheap
+    /// NULL test comes first, so the functions run only for rows it lets through.
     func unconverted(alias: String) -> String {
         let exact = targets.map { target in
             let values = target.functions.map { "\($0.evaluated(over: alias)) IS NOT NULL" }
             let value = values.count == 1 ? values[0] : "(" + values.joined(separator: " OR ") + ")"
             return "(\(Self.allNull(target.columns, alias: alias)) AND \(value))"
         }
-        return "(\(indexPredicate(alias: alias))) AND (\(exact.joined(separator: " OR ")))"
+        return "(\(unconvertedPredicate(alias: alias))) AND (\(exact.joined(separator: " OR ")))"
     }
 }

@@ -21,6 +21,7 @@ extension PlanCompiler {
                             expect: .compare(.equal, .number(String(existing.count))),
                             "every column the plan names as existing (key, columns, legacy) must exist: "
                                 + existing.joined(separator: ", ")))
+        if !targets.isEmpty { checks.append(keyIndexed()) }
         let modern = addedColumns.map(\.definition.name)
         if !modern.isEmpty {
             checks.append(check("modern columns free", "SELECT count(*) FROM pg_attribute WHERE attrelid = \(regclass) AND attnum > 0 "
@@ -30,6 +31,27 @@ extension PlanCompiler {
                                 "a column the plan adds exists already: rename it in the plan, or drop it first"))
         }
         return checks
+    }
+
+    /// A btree index whose leading columns are the plan's key in its order, which the backfill
+    /// walks from its cursor on (``backfillBatch()``): without one each batch would read the
+    /// table up to its cursor again.
+    func keyIndexed() -> PlanCheck {
+        let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        let names = "ARRAY[\(Self.literals(plan.key))]"
+        return check("key in an index's order", """
+            SELECT EXISTS (
+                SELECT 1 FROM pg_index AS i
+                  JOIN pg_class AS c ON c.oid = i.indexrelid
+                  JOIN pg_am AS m ON m.oid = c.relam
+                 WHERE i.indrelid = \(regclass) AND m.amname = 'btree' AND i.indisvalid AND i.indpred IS NULL
+                   AND (i.indkey::int2[])[0:\(plan.key.count - 1)] = ARRAY(
+                       SELECT a.attnum FROM unnest(\(names)) WITH ORDINALITY AS k(name, n)
+                         JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attname = k.name
+                        ORDER BY k.n)::int2[])
+            """, expect: .compare(.equal, .boolean(true)),
+            "the backfill walks the key (\(plan.key.joined(separator: ", "))) along a btree index that begins with its "
+                + "columns in that order: list the key as the primary key or a unique index lists its columns")
     }
 
     /// Before switch, backfill and contract: the modern columns and the sync trigger are there.

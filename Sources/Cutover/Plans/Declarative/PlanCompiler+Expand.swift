@@ -38,14 +38,6 @@ extension PlanCompiler {
             modern columns beside the legacy ones (nullable, without a default an old writer would see,
             so no rewrite) and the trigger, so that the table's lock is held for those two only.
             """, statements: statements)]
-        if !targets.isEmpty {
-            let predicate = targets.map { Self.allNull($0.columns, alias: nil) }.joined(separator: " OR ")
-            files.append(concurrentIndex("compiled/expand_unconverted_index.sql", purpose: """
-                Expand, outside a transaction: an index of the rows backfill has still to convert, so that
-                backfill and contract's checks find them without reading the table.
-                """, sql: "CREATE INDEX CONCURRENTLY IF NOT EXISTS \(SQLName.identifier(unconvertedIndex)) ON \(table.sql) "
-                    + "(\(Self.list(plan.key))) WHERE \(predicate)"))
-        }
         for constraint in expandConstraints {
             guard case .unique(let columns, _) = constraint.kind else { continue }
             files.append(concurrentIndex(Self.path("expand_index", files.count, constraint.name),
@@ -66,6 +58,8 @@ extension PlanCompiler {
     /// every legacy column, kept current by the trigger, stays.
     func expandRevertFiles() -> [CompiledFile] {
         var statements = dropSync()
+        // The index of unconverted rows that expand built before the backfill walked the key
+        // goes too, if a migration begun then has it.
         var indexes = targets.isEmpty ? [] : [unconvertedIndex]
         for constraint in expandConstraints { if case .unique = constraint.kind { indexes.append(constraint.name) } }
         for operation in plan.operations { if case .createIndex(let index) = operation, !index.isUnique { indexes.append(index.name) } }

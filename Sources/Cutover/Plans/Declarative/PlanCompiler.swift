@@ -6,8 +6,8 @@ extension DeclarativePlan {
     ///
     /// - expand: the new columns (nullable, no default an old writer would see: no rewrite),
     ///   the constraints only new writers can break (`NOT VALID`; unique by an index built
-    ///   `CONCURRENTLY`), the row functions, the ``SyncTrigger``, the index of unconverted rows;
-    /// - backfill: keyset batches over the key (see ``PlanCompiler/backfillBatch``);
+    ///   `CONCURRENTLY`), the row functions, the ``SyncTrigger``;
+    /// - backfill: keyset batches along the key's index (see ``PlanCompiler/backfillBatch``);
     /// - contract: every other constraint the safe way, then, in its last file, the legacy
     ///   columns, the trigger and the functions dropped;
     /// - each step's derived checks, then the plan's own, and the reverts of expand and of a contract stopped
@@ -175,7 +175,8 @@ struct PlanCompiler {
         (table.schema.map { SQLName.identifier($0) + "." } ?? "") + SQLName.identifier(name)
     }
 
-    /// The index of rows the backfill has still to convert.
+    /// The index of rows still to convert that expand built before the backfill walked the
+    /// key; expand's revert and contract drop it if a migration begun then has it.
     var unconvertedIndex: String { SQLName.derived(stem, "cutover_unconverted") }
 
     /// `a, b` as identifiers.

@@ -5,14 +5,25 @@
 
 -- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
 WITH cursor_key AS (
-    SELECT id FROM jsonb_populate_record(NULL::public.orders, CAST($1 AS text)::jsonb)
+    SELECT k.id FROM jsonb_populate_record(NULL::public.orders, CAST($1 AS text)::jsonb) AS k
+     WHERE CAST($1 AS text) IS NOT NULL
+), lower_key AS (
+    SELECT c.id FROM cursor_key AS c
+    UNION ALL
+    (SELECT f.id FROM public.orders AS f WHERE CAST($1 AS text) IS NULL
+      ORDER BY f.id LIMIT 1)
 ), upper_key AS (
-    SELECT id FROM jsonb_populate_record(NULL::public.orders, CAST($3 AS text)::jsonb)
+    SELECT k.id FROM jsonb_populate_record(NULL::public.orders, CAST($3 AS text)::jsonb) AS k
+     WHERE CAST($3 AS text) IS NOT NULL
+    UNION ALL
+    (SELECT f.id FROM public.orders AS f WHERE CAST($3 AS text) IS NULL
+      ORDER BY f.id DESC LIMIT 1)
 ), locked AS (
     SELECT t.ctid, t.id FROM public.orders AS t
-     WHERE (t.status_code IS NULL)
-       AND (CAST($1 AS text) IS NULL OR t.id > (SELECT id FROM cursor_key))
-       AND (CAST($3 AS text) IS NULL OR t.id <= (SELECT id FROM upper_key))
+     WHERE t.id >= (SELECT id FROM lower_key)
+       AND t.id <= (SELECT id FROM upper_key)
+       AND (CAST($1 AS text) IS NULL OR t.id <> (SELECT id FROM cursor_key))
+       AND (t.status_code IS NULL)
      ORDER BY t.id
      LIMIT CAST($2 AS integer)
        FOR UPDATE OF t SKIP LOCKED

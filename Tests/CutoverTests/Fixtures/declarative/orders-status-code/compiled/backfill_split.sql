@@ -1,7 +1,7 @@
 -- Backfill, the key ranges of parallel workers: the key of every $1-th row still to convert, in key
 -- order, at most $2 of them. Each ends a range; the last range runs to the end of the table.
 
--- ACCESS SHARE lock, scans the table, no rewrite, through the index of unconverted rows
+-- ACCESS SHARE lock, scans the table, no rewrite, in key order
 SELECT jsonb_build_object('id', s.id)::text AS upper_key FROM (
     SELECT t.id, row_number() OVER (ORDER BY t.id) AS n
       FROM public.orders AS t

@@ -1,0 +1,89 @@
+import Cutover
+import Foundation
+import CutoverPostgres
+import CutoverTestSupport
+import PostgresClient
+import Testing
+
+/// The backfill walks the plan's key along the key's own btree index, with no index of
+/// unconverted rows: expand refuses a key no index leads in its order, and a batch's cursor
+/// and range end are index conditions whatever the parameters, so a batch never reads the
+/// table again up to its cursor.
+@Suite("The backfill's walk along the key")
+struct BackfillKeyWalkTests {
+    static func manifest(key: String) -> String {
+        """
+        {"format": 2, "name": "items", "table": "public.items", "key": \(key),
+         "operations": [{"alter_column": {"from": "amount", "to": {"name": "amount_cents", "type": "bigint"},
+                                           "up": "round(amount * 100)", "down": "amount_cents / 100.0"}}]}
+        """
+    }
+
+    static let table = """
+        CREATE TABLE items (tenant_id int, id int, code int NOT NULL, amount numeric NOT NULL, PRIMARY KEY (tenant_id, id));
+        INSERT INTO items SELECT n % 10, n, n, n FROM generate_series(1, 20000) AS n;
+        ANALYZE items
+        """
+
+    @Test(.timeLimit(.minutes(2)))
+    func expandRefusesAKeyNoIndexLeadsInItsOrder() async throws {
+        let database = try await TestPostgres.database("backfill_key_order")
+        try await onThread {
+            let connection = try database.connect()
+            _ = try ControlSchema.install(on: connection)
+            try connection.execute(unsafeSQL: Self.table)
+            let failing = { (key: String) in
+                try CompiledSteps(compiled: try DeclarativePlan(manifest: Array(Self.manifest(key: key).utf8)).compile(),
+                                  connection: connection).failingChecks(.expand)
+            }
+            #expect(try failing(#"["tenant_id", "id"]"#) == [])
+            let reversed = try failing(#"["id", "tenant_id"]"#)
+            #expect(reversed.count == 1 && reversed.first?.hasPrefix("key in an index's order:") == true, "\(reversed)")
+            #expect(try failing(#""code""#).contains { $0.hasPrefix("key in an index's order:") })
+            // An index that leads with the key serves, whatever follows it.
+            try connection.execute(unsafeSQL: "CREATE INDEX items_id_tenant ON items (id, tenant_id, amount)")
+            #expect(try failing(#"["id", "tenant_id"]"#) == [])
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aBatchReadsFromItsCursorToItsRangesEndThroughTheKeysIndex() async throws {
+        let database = try await TestPostgres.database("backfill_key_walk")
+        try await onThread {
+            let connection = try database.connect()
+            let steps = try CompiledSteps.expanded(Self.manifest(key: #"["tenant_id", "id"]"#), on: connection, after: Self.table)
+            let batch = try #require(steps.plan.step(.backfill)?.backfill).batch.path
+            let sql = try #require(steps.compiled.fileTexts[batch]).split(separator: "\n")
+                .filter { !$0.hasPrefix("--") }.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+                .trimmingSuffix(";")
+            // The generic plan, the one a prepared batch runs with after a few executions.
+            try connection.execute(unsafeSQL: "SET plan_cache_mode = force_generic_plan")
+            try connection.execute(unsafeSQL: "PREPARE walk(text, integer, text) AS \(sql)")
+            for arguments in ["NULL, 100, NULL", #"'{"tenant_id": 5, "id": 9005}', 100, NULL"#,
+                              #"'{"tenant_id": 5, "id": 9005}', 100, '{"tenant_id": 5, "id": 12005}'"#] {
+                try connection.execute(unsafeSQL: "BEGIN")
+                let plan = try connection.query(PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, FORMAT TEXT) EXECUTE walk(\(arguments))"))
+                    .map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
+                try connection.execute(unsafeSQL: "ROLLBACK")
+                #expect(plan.contains("Index Cond: ((ROW(tenant_id, id) >= ROW("), "\(arguments)\n\(plan)")
+                #expect(plan.contains("AND (ROW(tenant_id, id) <= ROW("), "\(arguments)\n\(plan)")
+                // It stops after its 100 rows: it filters out at most the cursor's own row, not
+                // the rows before it.
+                let removed = plan.components(separatedBy: "Rows Removed by Filter: ").dropFirst()
+                    .map { Int($0.prefix { $0.isNumber }) ?? 0 }
+                #expect(removed.allSatisfy { $0 <= 1 }, "\(arguments)\n\(plan)")
+                #expect(plan.contains("rows=100 loops=1"), "\(arguments)\n\(plan)")
+            }
+            try connection.execute(unsafeSQL: "DEALLOCATE walk; RESET plan_cache_mode")
+            #expect(try steps.backfill(batchSize: 700) == 0)
+            let left = try connection.query("SELECT count(*) AS n FROM items WHERE amount_cents IS DISTINCT FROM amount * 100")
+            #expect(try left[0].decode(Int64.self, "n") == 0)
+        }
+    }
+}
+
+private extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -189,13 +189,7 @@ public final class AutoFailoverCluster: Sendable {
 
     /// Every data node as the monitor sees it, or nil while the monitor cannot answer.
     public func states() throws -> [NodeState]? {
-        let url = "postgresql://postgres@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5)))
-        } catch let error as PostgresError where error.isConnectionBroken || error.sqlState?.errorClass == .operatorIntervention {
-            return nil
-        }
+        guard let connection = try monitorConnection() else { return nil }
         let rows: PostgresRows
         do {
             rows = try connection.query("SELECT nodename, reportedstate::text AS reported, goalstate::text AS goal FROM pgautofailover.node ORDER BY nodeid")
@@ -210,13 +204,7 @@ public final class AutoFailoverCluster: Sendable {
     /// node, reported and goal state, description): what a failed failover test prints to say
     /// what pg_auto_failover did; empty while the monitor cannot answer.
     public func events(since: String? = nil) throws -> [String] {
-        let url = "postgresql://postgres@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5)))
-        } catch let error as PostgresError where error.isConnectionBroken {
-            return []
-        }
+        guard let connection = try monitorConnection() else { return [] }
         return try connection.query("""
             SELECT to_char(eventtime, 'HH24:MI:SS.MS') || ' ' || nodename || ' ' || reportedstate::text || ' -> '
                    || goalstate::text || ': ' || description AS line
@@ -228,11 +216,19 @@ public final class AutoFailoverCluster: Sendable {
 
     /// The monitor's clock now, for ``events(since:)``.
     public func monitorNow() throws -> String? {
+        guard let connection = try monitorConnection() else { return nil }
+        return try connection.query("SELECT now()::text AS now")[0].decode(String.self, "now")
+    }
+
+    /// A connection to the monitor's database, or nil while the monitor cannot answer (it is
+    /// starting or stopping); any other failure is thrown.
+    private func monitorConnection() throws -> PostgresConnection? {
         let url = "postgresql://postgres@127.0.0.1:\(monitorPort)/pg_auto_failover?sslmode=disable"
-        guard let connection = try? PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5))) else {
+        do {
+            return try PostgresConnection(configuration: .init(connectionString: url, connectTimeout: .seconds(5)))
+        } catch let error as PostgresError where error.isConnectionBroken || error.sqlState?.errorClass == .operatorIntervention {
             return nil
         }
-        return try connection.query("SELECT now()::text AS now")[0].decode(String.self, "now")
     }
 
     /// The node the monitor holds primary now (reported and assigned), if one is.

@@ -39,7 +39,9 @@ extension PhaseRunner {
             }
             results.append(try noV1OnlyRows())
             results += try planChecks(.contract)
-        case .revertExpand, .revertContract:
+        case .revertExpand:
+            if let check = source.compiled?.expandRevertCheck { results.append(try evaluate(check)) }
+        case .revertContract:
             break
         }
         return results
@@ -93,25 +95,29 @@ extension PhaseRunner {
 
     /// The plan's own checks for a step kind, each on the check session.
     func planChecks(_ kind: PlanStep.Kind) throws -> [CheckOutcome] {
-        try (plan.step(kind)?.checks ?? []).map { check in
-            let sql: String
-            switch check.query {
-            case .inline(let text): sql = text
-            case .file(let path): sql = source.text(path)
+        try (plan.step(kind)?.checks ?? []).map(evaluate)
+    }
+
+    /// Runs one of the plan's checks on the check session, read-only, and compares what it
+    /// observed with what the check expects; a check the server refuses fails with its error.
+    func evaluate(_ check: PlanCheck) throws -> CheckOutcome {
+        let sql: String
+        switch check.query {
+        case .inline(let text): sql = text
+        case .file(let path): sql = source.text(path)
+        }
+        do {
+            // A prepared statement: one statement only, so a check cannot end the read-only
+            // transaction and go on outside it.
+            let observed = try readOnly { session in
+                try session.query(PostgresQuery(unsafeSQL: sql)).first.flatMap { $0.text(at: 0) }
             }
-            do {
-                // A prepared statement: one statement only, so a check cannot end the read-only
-                // transaction and go on outside it.
-                let observed = try readOnly { session in
-                    try session.query(PostgresQuery(unsafeSQL: sql)).first.flatMap { $0.text(at: 0) }
-                }
-                return CheckOutcome(name: check.name, isPassed: check.expectation.evaluate(observed: observed),
-                                    observed: observed ?? "NULL", expected: check.expectation.description, message: check.message)
-            } catch let error as PostgresError {
-                if options.isStopRequested() { throw error }
-                return CheckOutcome(name: check.name, isPassed: false, observed: observedFailure(error),
-                                    expected: check.expectation.description, message: check.message)
-            }
+            return CheckOutcome(name: check.name, isPassed: check.expectation.evaluate(observed: observed),
+                                observed: observed ?? "NULL", expected: check.expectation.description, message: check.message)
+        } catch let error as PostgresError {
+            if options.isStopRequested() { throw error }
+            return CheckOutcome(name: check.name, isPassed: false, observed: observedFailure(error),
+                                expected: check.expectation.description, message: check.message)
         }
     }
 

@@ -31,6 +31,10 @@ public struct CompiledPlan: Sendable, Hashable {
     /// (`public.sales_eu_orders`, `sales_eu.orders`): expand refuses to replace the function
     /// while another table's trigger calls it.
     public let syncFunction: String?
+    /// The check `phase rollback expand` runs first: nothing of the application's (a view, a
+    /// function with an SQL-standard body, a policy…) uses a column the revert drops. Nil when
+    /// expand adds no column.
+    public let expandRevertCheck: PlanCheck?
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

@@ -126,18 +126,39 @@ extension PlanCompiler {
     /// application's would make the drop fail after contract's constraints were applied. The
     /// sync trigger, which contract drops first, is left out.
     func droppedColumnsUnused() -> PlanCheck {
+        columnsUnused(droppedColumns, name: "nothing else uses the dropped columns",
+                      "contract drops \(droppedColumns.joined(separator: ", ")), and these use them, so the drop would fail half way "
+                          + "through contract: drop them or make them again over the modern columns first")
+    }
+
+    /// Before `phase rollback expand`: nothing of the application's uses the columns the revert
+    /// drops, or the revert would stop on it (its one transaction keeps the state); nil when
+    /// expand adds no column.
+    func expandRevertCheck() -> PlanCheck? {
+        let modern = addedColumns.map(\.definition.name)
+        guard !modern.isEmpty else { return nil }
+        return columnsUnused(modern, name: "nothing else uses the modern columns",
+                             "rollback expand drops \(modern.joined(separator: ", ")), and these use them: drop them, "
+                                 + "or make them again over the legacy columns, first")
+    }
+
+    /// The objects, other than the table's own indexes and constraints and the sync trigger,
+    /// that depend on any of `columns` (read from `pg_depend`), by name; NULL when none. A CHECK
+    /// of the table's own depends on its columns in the normal way too, but `DROP COLUMN` drops
+    /// it with the column, so it is left out; another table's foreign key is not.
+    private func columnsUnused(_ columns: [String], name: String, _ message: String) -> PlanCheck {
         let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
-        return check("nothing else uses the dropped columns", """
+        return check(name, """
             SELECT string_agg(DISTINCT regexp_replace(pg_describe_object(d.classid, d.objid, d.objsubid), '^rule _RETURN on ', ''), ', ')
               FROM pg_depend AS d
               JOIN pg_attribute AS a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
              WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = \(regclass) AND d.deptype = 'n'
-               AND a.attname IN (\(Self.literals(droppedColumns)))
+               AND a.attname IN (\(Self.literals(columns)))
                AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (
                    SELECT 1 FROM pg_trigger AS g WHERE g.oid = d.objid AND g.tgname = \(SQLName.literal(SyncTrigger.triggerName))))
-            """, expect: .isNull,
-            "contract drops \(droppedColumns.joined(separator: ", ")), and these use them, so the drop would fail half way "
-                + "through contract: drop them or make them again over the modern columns first")
+               AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (
+                   SELECT 1 FROM pg_constraint AS k WHERE k.oid = d.objid AND k.conrelid = d.refobjid))
+            """, expect: .isNull, message)
     }
 
     private var notNullColumns: [String] {

@@ -3,13 +3,15 @@ extension PlanCompiler {
     /// at the start), `$2` the batch size, `$3` the last key of the batch's range as text (NULL:
     /// to the end of the table); one row of `last_key`, `converted`, `scanned`.
     ///
-    /// Rows are walked in key order along the primary key's btree, single-column or composite,
-    /// of any type with a btree order, from the cursor to the range's end, both index
-    /// conditions: no index of unconverted rows is needed, so the old application's updates
-    /// stay HOT through the migration window (an index whose predicate names a modern column
-    /// would make every update that fills it a non-HOT update, an entry in every index). The cursor is the last key locked as a JSON object (`{"tenant_id": 7, "id": 42}`),
-    /// read back into the key's own types by `jsonb_populate_record` over the table's row
-    /// type, so the compiler needs no type and text never compares where numbers should.
+    /// Rows are walked in key order along the key's own btree index (expand checks there is
+    /// one), single-column or composite, of any type with a btree order, from the cursor to
+    /// the range's end, both index conditions. No index of unconverted rows is needed, so the
+    /// old application's updates stay HOT through the migration window: an index whose
+    /// predicate names a modern column would make every update that fills it a non-HOT update,
+    /// an entry in every index. The cursor is the last key locked as a JSON object
+    /// (`{"tenant_id": 7, "id": 42}`), read back into the key's own types by
+    /// `jsonb_populate_record` over the table's row type, so the compiler needs no type and
+    /// text never compares where numbers should.
     /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`); the writer's
     /// trigger converts them, and a later pass any that remain. A row is converted once, only
     /// while its modern columns are all NULL, and updated by the tuple ID it was locked at.
@@ -19,8 +21,8 @@ extension PlanCompiler {
     /// the statement itself, and the sync trigger fills them (``SyncTrigger``): the trigger,
     /// which must tell the backfill from a writer, would otherwise call `up` a second time to
     /// compare. Other columns get `coalesce(column, function(row))` from the statement. Rows are
-    /// picked by their modern columns being NULL alone; a row whose functions all give NULL stays as it
-    /// was and is counted neither as converted nor as remaining. A row counts as converted when,
+    /// picked by their modern columns being NULL alone; a row whose functions all give NULL
+    /// stays as it was and is counted neither as converted nor as remaining. A row counts as converted when,
     /// after the batch, not every target's columns are NULL (so, in a plan of several targets, a
     /// row whose other target already had a value counts even if this one's function gave NULL).
     func backfillBatch() -> CompiledFile {

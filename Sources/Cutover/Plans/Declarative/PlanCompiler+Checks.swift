@@ -21,7 +21,7 @@ extension PlanCompiler {
                             expect: .compare(.equal, .number(String(existing.count))),
                             "every column the plan names as existing (key, columns, legacy) must exist: "
                                 + existing.joined(separator: ", ")))
-        if !targets.isEmpty { checks.append(keyIndexed()) }
+        if !targets.isEmpty { checks += [keyIndexed(), keyNotNull()] }
         let modern = addedColumns.map(\.definition.name)
         if !modern.isEmpty {
             checks.append(check("modern columns free", "SELECT count(*) FROM pg_attribute WHERE attrelid = \(regclass) AND attnum > 0 "
@@ -52,6 +52,17 @@ extension PlanCompiler {
             """, expect: .compare(.equal, .boolean(true)),
             "the backfill walks the key (\(plan.key.joined(separator: ", "))) along a btree index that begins with its "
                 + "columns in that order: list the key as the primary key or a unique index lists its columns")
+    }
+
+    /// No key column takes NULL: the backfill walks the key with comparisons that a NULL key
+    /// never passes, so such a row would stay unconverted and contract could never run.
+    func keyNotNull() -> PlanCheck {
+        let nullable = "SELECT string_agg(attname::text, ', ' ORDER BY attnum) FROM pg_attribute "
+            + "WHERE attrelid = to_regclass(\(SQLName.literal(table.sql))) AND attnum > 0 AND NOT attisdropped "
+            + "AND attname IN (\(Self.literals(plan.key))) AND NOT attnotnull"
+        return check("key columns NOT NULL", nullable, expect: .isNull,
+                     "the backfill walks the key in order, and a row whose key is NULL would never be converted: "
+                        + "make the key's columns NOT NULL first (a primary key's are)")
     }
 
     /// Before switch, backfill and contract: the modern columns and the sync trigger are there.

@@ -97,6 +97,52 @@ struct DeclarativeRefusalTests {
             ])
     }
 
+    /// A check that reads for longer than the check timeout fails saying so, and passes under
+    /// a longer `--check-timeout`, on `check`, `status` and a step alike.
+    @Test func aSlowCheckTimesOutAndALongerCheckTimeoutLetsItFinish() async throws {
+        let (db, folder) = try await baseline("decl_check_timeout")
+        defer { folder.remove() }
+        try folder.write("plan.json", String(Self.valid.dropLast()) + """
+            , "checks": {"expand": [{"name": "reads slowly", "sql": "SELECT count(*) FROM pg_sleep(2)", "expect": "= 1",
+                                     "message": "m"}]}}
+            """)
+        let slow = "reads slowly: expected = 1, observed timed out after 1s (a longer check timeout, --check-timeout, lets it finish)"
+        let checked = try await db.phase("--plan", folder.path, "check", "expand", "--check-timeout", "1s")
+        #expect(checked.status == 3 && checked.output.contains("FAILED " + slow), "\(checked.output)\(checked.diagnostics)")
+        let status = try await db.phase("--plan", folder.path, "status", "--check-timeout", "1s")
+        #expect(status.status == 0 && status.output.contains("FAILED " + slow), "\(status.output)\(status.diagnostics)")
+        let refused = try await db.phase("--plan", folder.path, "expand", "--skip-rehearsal", "--check-timeout", "1s")
+        #expect(refused.status == 3 && refused.diagnostics.contains(slow), "\(refused.diagnostics)")
+        let longer = try await db.phase("--plan", folder.path, "check", "expand", "--check-timeout", "20s")
+        #expect(longer.output.contains("ok     reads slowly: expected = 1, observed 1"), "\(longer.output)\(longer.diagnostics)")
+        let expanded = try await db.phase("--plan", folder.path, "expand", "--skip-rehearsal", "--check-timeout", "20s")
+        #expect(expanded.status == 0, "\(expanded.diagnostics)")
+    }
+
+    /// `phase status` on a table whose count of rows still to convert runs past the check
+    /// timeout still shows the rest, and says the rows were not counted. The plan's `up` takes
+    /// 0.7 s a row, so counting the 2 rows takes longer than 1 s whatever the machine's load.
+    @Test func statusShowsTheRestWhenTheCountRunsPastTheCheckTimeout() async throws {
+        let (db, folder) = try await baseline("decl_status_uncounted")
+        defer { folder.remove() }
+        try folder.write("plan.json", Self.manifest("""
+            {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
+              "up": "CASE WHEN pg_sleep(0.7) IS NULL AND status = 'new' THEN 1 ELSE 2 END",
+              "down": "CASE status_code WHEN 1 THEN 'new' ELSE 'paid' END"}}
+            """))
+        let expanded = try await db.phase("--plan", folder.path, "expand", "--skip-rehearsal")
+        #expect(expanded.status == 0, "\(expanded.diagnostics)")
+        let status = try await db.phase("--plan", folder.path, "status", "--check-timeout", "1s")
+        #expect(status.status == 0, "\(status.diagnostics)")
+        #expect(status.output.contains("backfill: 0 rows converted; the rows still to convert not counted within the check timeout of 1s "
+                                       + "(the count reads the table; a longer --check-timeout lets it finish)"), "\(status.output)")
+        #expect(status.output.contains("next: switch modern"), "\(status.output)")
+        let json = try await db.phase("--plan", folder.path, "--format", "json", "status", "--check-timeout", "1s")
+        #expect(json.output.contains(#""notCounted": "not counted within the check timeout of 1s""#), "\(json.output)")
+        let counted = try await db.phase("--plan", folder.path, "status", "--check-timeout", "20s")
+        #expect(counted.output.contains("backfill: 0 of 2 rows converted, 2 still to convert"), "\(counted.output)")
+    }
+
     @Test func theValidPlanPassesTheProbeAndExpands() async throws {
         let (db, folder) = try await baseline("decl_valid")
         defer { folder.remove() }

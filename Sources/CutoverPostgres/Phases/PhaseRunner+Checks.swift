@@ -85,7 +85,8 @@ extension PhaseRunner {
     /// A check's failure as its observed value: a timeout says so; any other error is quoted.
     private func observedFailure(_ error: PostgresError) -> String {
         if error.sqlState == .queryCanceled, !options.isStopRequested() {
-            return "timed out after \(DurationText.format(options.checkTimeout, smallestUnit: .seconds))"
+            return "timed out after \(DurationText.format(options.checkTimeout, smallestUnit: .seconds)) "
+                + "(a longer check timeout, --check-timeout, lets it finish)"
         }
         return "error: \(error.description)"
     }

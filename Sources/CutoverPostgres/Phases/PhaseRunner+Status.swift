@@ -48,6 +48,10 @@ public struct PhaseStatus: Sendable {
     /// Rows converted by backfill; those plus the rows still to convert; and the rows the
     /// application's own writes converted since the backfill began.
     public var backfill: (done: Int64, total: Int64, byApplication: Int64)
+    /// Why the rows still to convert were not counted (the count, which reads the table, ran
+    /// past the check timeout); nil when ``backfill`` counts them. `total` and
+    /// `byApplication` then hold what was converted only.
+    public var remainingNotCounted: String?
     /// Attempts left running: by the runner at work now, or interrupted.
     public var unfinished: [PhaseHistoryEntry]
     /// The runner at work now, if any.
@@ -72,10 +76,18 @@ extension PhaseRunner {
         let next = PhaseMachine.nextStep(from: state.phase)
         let checks = try next.map { try self.checks(before: $0, state: state) } ?? []
         var remaining: Int64 = 0
+        var notCounted: String?
         if state.phase.hasV2Representation && state.phase != .contracted, let backfill = plan.step(.backfill)?.backfill {
-            remaining = try readOnly { session in
-                try BackfillEngine(plan: plan.name, batchSQL: "", remainingSQL: source.text(backfill.remaining.path))
-                    .remaining(on: session)
+            do {
+                remaining = try readOnly { session in
+                    try BackfillEngine(plan: plan.name, batchSQL: "", remainingSQL: source.text(backfill.remaining.path))
+                        .remaining(on: session)
+                }
+            } catch let error as PostgresError where error.sqlState == .queryCanceled && !options.isStopRequested() {
+                // A large table: the rest of the status is still worth showing.
+                notCounted = "not counted within the check timeout of \(DurationText.format(options.checkTimeout, smallestUnit: .seconds))"
+            } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
+                notCounted = "not counted: the count waited for a lock on the table longer than the lock timeout"
             }
         }
         let steps = PhaseMachine.forwardSteps.map { step -> PhaseStatus.Step in
@@ -85,12 +97,14 @@ extension PhaseRunner {
             if halfDone?.stopped == step { return PhaseStatus.Step(step: step, state: .halfDone) }
             return PhaseStatus.Step(step: step, state: PhaseMachine.hasHappened(step, by: state.phase) ? .done : .pending)
         }
-        return PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
+        var status = PhaseStatus(plan: plan.name, location: source.location, state: state, steps: steps, nextStep: next,
                            nextChecks: checks, backfill: (state.backfillConverted, state.backfillConverted + remaining,
                                                                  state.convertedByApplication(remaining: remaining)),
                            unfinished: unfinished, lockHolder: holder, halfDone: halfDone,
                            lastRehearsal: try RehearsalRegistry.latest(plan: plan.name, on: connection),
                            backfillRun: unfinished.last { $0.step == PhaseStep.backfill.name }.flatMap { BackfillRunReport.from(details: $0.details) },
                            backfillControl: try BackfillControl.read(plan: plan.name, on: connection))
+        status.remainingNotCounted = notCounted
+        return status
     }
 }

@@ -9,7 +9,7 @@ struct CheckCommand: PhaseCommand {
     static let step = Argument(optional: "step", type: CheckTarget.valueType,
                                help: "The step whose checks to run; the next step when omitted.")
     static let spec = CommandSpec("check", abstract: "Run a step's checks without running the step; changes nothing.",
-                                  parameters: [Self.step] + StandbyParameters.parameters, command: Self.self)
+                                  parameters: [Self.step] + StandbyParameters.parameters + [StepOptions.checkTimeout], command: Self.self)
 
     let context: PhaseContext
     let target: CheckTarget?

@@ -63,7 +63,7 @@ struct PhaseContext: Sendable {
         configuration.sessionSettings = Self.sessionSettings(statementTimeout: steps.statementTimeout)
         // The server ends any statement at its statement timeout and answers; a server that
         // has not answered well after that is not going to.
-        configuration.responseTimeout = steps.statementTimeout + .seconds(30)
+        configuration.responseTimeout = max(steps.statementTimeout, steps.checkTimeout) + .seconds(30)
         return configuration
     }
 
@@ -106,6 +106,7 @@ struct PhaseContext: Sendable {
                                           isStopRequested: { StopSignals.shared.isStopRequested })
         options.standbys = standbys.options(reachedLike: configuration)
         options.acceptsRecompiledPlan = steps.acceptsRecompiledPlan
+        options.checkTimeout = steps.checkTimeout
         return options
     }
 }

@@ -132,6 +132,11 @@ struct StatusResult: CommandResult {
         case .contracted:
             out.append("backfill: \(status.backfill.done) rows converted; the legacy representation is gone")
         default:
+            if let notCounted = status.remainingNotCounted {
+                out.append("backfill: \(status.backfill.done) rows converted; the rows still to convert \(notCounted) "
+                           + "(the count reads the table; a longer --check-timeout lets it finish)")
+                break
+            }
             let left = status.backfill.total - status.backfill.done
             let byApplication = status.backfill.byApplication
             out.append("backfill: \(status.backfill.done) of \(status.backfill.total) rows converted"
@@ -222,8 +227,10 @@ struct StatusResult: CommandResult {
             "steps": .array(status.steps.map { ["name": .string($0.name), "state": .string($0.state.rawValue)] }),
             "nextStep": status.nextStep.map { .string($0.name) } ?? .null,
             "nextChecks": .array(status.nextChecks.map(checkJSON)),
-            "backfill": ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total),
-                         "convertedByApplication": .integer(status.backfill.byApplication)],
+            "backfill": status.remainingNotCounted.map { ["done": .integer(status.backfill.done), "total": .null,
+                                                          "convertedByApplication": .null, "notCounted": .string($0)] }
+                ?? ["done": .integer(status.backfill.done), "total": .integer(status.backfill.total),
+                    "convertedByApplication": .integer(status.backfill.byApplication)],
             "interrupted": .array(status.lockHolder == nil ? status.unfinished.map { .string($0.step) } : []),
             "runner": status.lockHolder.map { .string($0.description) } ?? .null,
             "backfillRun": status.backfillRun.map(Self.backfillRunJSON) ?? .null,

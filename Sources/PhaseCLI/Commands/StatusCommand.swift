@@ -5,7 +5,7 @@ import CutoverPostgres
 /// `phase status`: the phase, the writer path, the epoch, each step and the next step's checks.
 struct StatusCommand: PhaseCommand {
     static let spec = CommandSpec("status", abstract: "Show the phase, the writer path, the epoch, each step and the next step's checks.",
-                                  parameters: StandbyParameters.parameters, command: Self.self)
+                                  parameters: StandbyParameters.parameters + [StepOptions.checkTimeout], command: Self.self)
 
     let context: PhaseContext
 

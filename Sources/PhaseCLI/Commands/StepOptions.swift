@@ -16,6 +16,11 @@ struct StepOptions: Sendable {
     static let statementTimeout = Option(
         "statement-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(600),
         valueName: "duration", help: "How long one statement may run.")
+    /// `--check-timeout`, also for `status` and `check`.
+    static let checkTimeout = Option(
+        "check-timeout", type: .duration(in: .seconds(1) ... .seconds(86_400)), default: .seconds(30),
+        valueName: "duration",
+        help: "How long one check may run; a check that reads a large table (rows still to convert, contract's) may need longer.")
     /// `--max-retries`
     static let maxRetries = Option(
         "max-retries", type: .integer(in: 0...1000), default: 30,
@@ -56,13 +61,14 @@ struct StepOptions: Sendable {
     }
 
     /// The options in the order help lists them.
-    static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, maxRetries, maxBackoff, reconnectFor, dryRun,
-                                                     acceptRecompiledPlan]
+    static let parameters: [any CommandParameter] = [epoch, lockTimeout, statementTimeout, checkTimeout, maxRetries, maxBackoff, reconnectFor,
+                                                     dryRun, acceptRecompiledPlan]
 
     /// The epoch the operator bound the command to, if any.
     let expectedEpoch: Int64?
     let lockTimeout: Duration
     let statementTimeout: Duration
+    let checkTimeout: Duration
     let maxRetries: Int
     let maxBackoff: Duration
     let reconnectFor: Duration
@@ -74,6 +80,7 @@ struct StepOptions: Sendable {
         expectedEpoch = parsed[Self.epoch].map(Int64.init)
         lockTimeout = parsed[Self.lockTimeout]
         statementTimeout = parsed[Self.statementTimeout]
+        checkTimeout = parsed[Self.checkTimeout]
         maxRetries = parsed[Self.maxRetries]
         maxBackoff = parsed[Self.maxBackoff]
         reconnectFor = parsed[Self.reconnectFor]

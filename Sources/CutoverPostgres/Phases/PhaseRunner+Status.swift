@@ -49,7 +49,7 @@ public struct PhaseStatus: Sendable {
     /// application's own writes converted since the backfill began.
     public var backfill: (done: Int64, total: Int64, byApplication: Int64)
     /// Why the rows still to convert were not counted (the count, which reads the table, ran
-    /// past the check timeout); nil when ``backfill`` counts them. `total` and
+    /// past the check timeout or waited past the lock timeout); nil when ``backfill`` counts them. `total` and
     /// `byApplication` then hold what was converted only.
     public var remainingNotCounted: String?
     /// Attempts left running: by the runner at work now, or interrupted.
@@ -85,9 +85,10 @@ extension PhaseRunner {
                 }
             } catch let error as PostgresError where error.sqlState == .queryCanceled && !options.isStopRequested() {
                 // A large table: the rest of the status is still worth showing.
-                notCounted = "not counted within the check timeout of \(DurationText.format(options.checkTimeout, smallestUnit: .seconds))"
+                notCounted = "not counted within the check timeout of \(DurationText.format(options.checkTimeout, smallestUnit: .seconds)) "
+                    + "(the count reads the table; a longer check timeout, --check-timeout, lets it finish)"
             } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
-                notCounted = "not counted: the count waited for a lock on the table longer than the lock timeout"
+                notCounted = "not counted: the count waited longer than the lock timeout for its lock on the table"
             }
         }
         let steps = PhaseMachine.forwardSteps.map { step -> PhaseStatus.Step in

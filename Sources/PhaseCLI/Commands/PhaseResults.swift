@@ -133,8 +133,7 @@ struct StatusResult: CommandResult {
             out.append("backfill: \(status.backfill.done) rows converted; the legacy representation is gone")
         default:
             if let notCounted = status.remainingNotCounted {
-                out.append("backfill: \(status.backfill.done) rows converted; the rows still to convert \(notCounted) "
-                           + "(the count reads the table; a longer --check-timeout lets it finish)")
+                out.append("backfill: \(status.backfill.done) rows converted; the rows still to convert \(notCounted)")
                 break
             }
             let left = status.backfill.total - status.backfill.done

@@ -64,8 +64,9 @@ struct BackfillEngineTests {
 
         #expect(progress.converted == 47)
         #expect(progress.total == 47)
-        // Seven batches of up to seven rows, then the empty one that ends the pass.
-        #expect(progress.batches == 8)
+        // Seven batches of seven keys (the three converted rows among them), one of the last key,
+        // then the empty one that ends the pass.
+        #expect(progress.batches == 9)
         #expect(progress.pass == 1)
         let documents = try await storedDocuments(db)
         #expect(documents.count == 50)

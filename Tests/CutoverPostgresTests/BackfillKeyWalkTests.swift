@@ -26,6 +26,15 @@ struct BackfillKeyWalkTests {
         ANALYZE items
         """
 
+    /// Runs `body` on a new database whose items table, keyed on (tenant_id, id), is expanded.
+    static func expandedItems(_ name: String, _ body: @escaping @Sendable (PostgresConnection, CompiledSteps) throws -> Void) async throws {
+        let database = try await TestPostgres.database(name)
+        try await onThread {
+            let connection = try database.connect()
+            try body(connection, try CompiledSteps.expanded(Self.manifest(key: #"["tenant_id", "id"]"#), on: connection, after: Self.table))
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func expandRefusesAKeyNoIndexLeadsInItsOrder() async throws {
         let database = try await TestPostgres.database("backfill_key_order")
@@ -55,10 +64,7 @@ struct BackfillKeyWalkTests {
 
     @Test(.timeLimit(.minutes(2)))
     func aBatchReadsFromItsCursorToItsRangesEndThroughTheKeysIndex() async throws {
-        let database = try await TestPostgres.database("backfill_key_walk")
-        try await onThread {
-            let connection = try database.connect()
-            let steps = try CompiledSteps.expanded(Self.manifest(key: #"["tenant_id", "id"]"#), on: connection, after: Self.table)
+        try await Self.expandedItems("backfill_key_walk") { connection, steps in
             let batch = try #require(steps.plan.step(.backfill)?.backfill).batch.path
             let sql = try #require(steps.compiled.fileTexts[batch]).split(separator: "\n")
                 .filter { !$0.hasPrefix("--") }.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -83,6 +89,40 @@ struct BackfillKeyWalkTests {
                 #expect(plan.contains("rows=100 loops=1") || plan.contains("rows=100.00 loops=1"), "\(arguments)\n\(plan)")
             }
             try connection.execute(unsafeSQL: "DEALLOCATE walk; RESET plan_cache_mode")
+            #expect(try steps.backfill(batchSize: 700) == 0)
+            let left = try connection.query("SELECT count(*) AS n FROM items WHERE amount_cents IS DISTINCT FROM amount * 100")
+            #expect(try left[0].decode(Int64.self, "n") == 0)
+        }
+    }
+
+    /// A batch walks the next keys, converted or not: over a stretch the application has
+    /// converted already, it converts nothing and moves its cursor by its size, where a batch
+    /// that looked for rows to convert would read on until it found its size of them, as far as
+    /// the whole table in one statement.
+    @Test(.timeLimit(.minutes(2)))
+    func aBatchWalksItsSizeOfKeysOverRowsConvertedAlready() async throws {
+        try await Self.expandedItems("backfill_key_bounded") { connection, steps in
+            let backfill = try #require(steps.plan.step(.backfill)?.backfill)
+            let sql = try #require(steps.compiled.fileTexts[backfill.batch.path])
+            // The old application writes the first five tenants' rows (10,000 of the 20,000, the
+            // first in key order), and its trigger converts them.
+            try connection.execute(unsafeSQL: "UPDATE items SET amount = amount + 1 WHERE tenant_id < 5")
+            let convertedByApplication = try connection.query("SELECT count(*) AS n FROM items WHERE amount_cents IS NOT NULL")
+            #expect(try convertedByApplication[0].decode(Int64.self, "n") == 10_000)
+            let batch = { (cursor: String?) in
+                try connection.query(PostgresQuery(unsafeSQL: sql, binds: [cursor.postgresBind, Int32(100).postgresBind,
+                                                                        String?.none.postgresBind]))[0]
+            }
+            let first = try batch(nil)
+            #expect(try first.decode(Int64.self, "converted") == 0)
+            #expect(try first.decode(Int64.self, "scanned") == 100)
+            let cursor = try #require(try first.decode(String?.self, "last_key"))
+            let walkedTo = try connection.query(#"SELECT (\#(cursor)::jsonb) = '{"tenant_id": 0, "id": 1000}'::jsonb AS same"#)
+            #expect(try walkedTo[0].decode(Bool.self, "same"), "\(cursor)")
+            // From the last converted key, the next batch converts the first 100 rows after it.
+            let next = try batch(#"{"tenant_id": 4, "id": 19994}"#)
+            #expect(try next.decode(Int64.self, "converted") == 100)
+            // The whole walk converts exactly the rows the application had not.
             #expect(try steps.backfill(batchSize: 700) == 0)
             let left = try connection.query("SELECT count(*) AS n FROM items WHERE amount_cents IS DISTINCT FROM amount * 100")
             #expect(try left[0].decode(Int64.self, "n") == 0)

@@ -8,7 +8,12 @@ extension PlanCompiler {
     /// the range's end, both index conditions. No index of unconverted rows is needed, so the
     /// old application's updates stay HOT through the migration window: an index whose
     /// predicate names a modern column would make every update that fills it a non-HOT update,
-    /// an entry in every index. The cursor is the last key locked as a JSON object
+    /// an entry in every index. A batch walks the next `$2` keys, converted or not, and converts
+    /// the rows among them still to convert, so its work is bounded by its size wherever it is:
+    /// a stretch of the table the application has converted already, or a later pass looking for
+    /// the few rows an earlier one found locked, is walked in batches like any other instead of
+    /// in one statement reading until it finds `$2` rows to convert. The cursor is the last key
+    /// walked as a JSON object
     /// (`{"tenant_id": 7, "id": 42}`), read back into the key's own types by
     /// `jsonb_populate_record` over the table's row type, so the compiler needs no type and
     /// text never compares where numbers should.
@@ -27,10 +32,10 @@ extension PlanCompiler {
     /// row whose other target already had a value counts even if this one's function gave NULL).
     func backfillBatch() -> CompiledFile {
         let purpose = """
-            Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key
-            $3 (NULL: to the end), in key order, whose modern columns are still NULL, given their values by
-            the row functions. Returns the last key locked as JSON (NULL when none remain past $1 up to $3),
-            the rows converted and the rows locked.
+            Backfill, one batch: the next $2 keys after the cursor $1 (NULL: from the start), up to the key
+            $3 (NULL: to the end), in key order; those of their rows whose modern columns are still NULL are
+            given their values by the row functions. Returns the last key walked as JSON (NULL when none
+            remain past $1 up to $3), the rows converted and the keys walked.
             """
         guard !targets.isEmpty else {
             return CompiledFile("compiled/backfill_batch.sql", purpose: purpose + "\nThis plan has no column to backfill.",
@@ -41,6 +46,7 @@ extension PlanCompiler {
         }
         let key = plan.key.map(SQLName.identifier)
         let keyed = key.map { "t." + $0 }
+        let walkedKey = key.map { "w." + $0 }
         let tuple = { (names: [String]) in names.count == 1 ? names[0] : "(" + names.joined(separator: ", ") + ")" }
         let bound = { (cte: String) in tuple(key.map { "(SELECT \($0) FROM \(cte))" }) }
         let lastKey = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), l.\($1)" }.joined(separator: ", ") + ")::text"
@@ -74,14 +80,22 @@ extension PlanCompiler {
                 UNION ALL
                 (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($3 AS text) IS NULL
                   ORDER BY \(key.map { "f.\($0) DESC" }.joined(separator: ", ")) LIMIT 1)
+            ), walked AS (
+                SELECT \(walkedKey.joined(separator: ", ")) FROM \(table.sql) AS w
+                 WHERE \(tuple(walkedKey)) >= \(bound("lower_key"))
+                   AND \(tuple(walkedKey)) <= \(bound("upper_key"))
+                   AND (CAST($1 AS text) IS NULL OR \(tuple(walkedKey)) <> \(bound("cursor_key")))
+                 ORDER BY \(walkedKey.joined(separator: ", "))
+                 LIMIT CAST($2 AS integer)
+            ), batch_end AS (
+                SELECT \(key.map { "b." + $0 }.joined(separator: ", ")) FROM walked AS b
+                 ORDER BY \(key.map { "b.\($0) DESC" }.joined(separator: ", ")) LIMIT 1
             ), locked AS (
-                SELECT t.ctid, \(keyed.joined(separator: ", ")) FROM \(table.sql) AS t
+                SELECT t.ctid FROM \(table.sql) AS t
                  WHERE \(tuple(keyed)) >= \(bound("lower_key"))
-                   AND \(tuple(keyed)) <= \(bound("upper_key"))
+                   AND \(tuple(keyed)) <= \(bound("batch_end"))
                    AND (CAST($1 AS text) IS NULL OR \(tuple(keyed)) <> \(bound("cursor_key")))
                    AND (\(unconvertedPredicate(alias: "t")))
-                 ORDER BY \(keyed.joined(separator: ", "))
-                 LIMIT CAST($2 AS integer)
                    FOR UPDATE OF t SKIP LOCKED
             ), converted AS (
                 UPDATE \(table.sql) AS t
@@ -89,9 +103,9 @@ extension PlanCompiler {
                  WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked)) AND (\(unconvertedPredicate(alias: "t")))\(mark)
                 RETURNING \(filled) AS filled
             )
-            SELECT (SELECT \(lastKey) FROM locked AS l ORDER BY \(key.map { "l.\($0) DESC" }.joined(separator: ", ")) LIMIT 1) AS last_key,
+            SELECT (SELECT \(lastKey) FROM batch_end AS l) AS last_key,
                    (SELECT count(*) FROM converted WHERE filled) AS converted,
-                   (SELECT count(*) FROM locked) AS scanned
+                   (SELECT count(*) FROM walked) AS scanned
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
                             statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])

@@ -1,7 +1,7 @@
--- Backfill, one batch: up to $2 rows after the cursor $1 (NULL: from the start) and up to the key
--- $3 (NULL: to the end), in key order, whose modern columns are still NULL, given their values by
--- the row functions. Returns the last key locked as JSON (NULL when none remain past $1 up to $3),
--- the rows converted and the rows locked.
+-- Backfill, one batch: the next $2 keys after the cursor $1 (NULL: from the start), up to the key
+-- $3 (NULL: to the end), in key order; those of their rows whose modern columns are still NULL are
+-- given their values by the row functions. Returns the last key walked as JSON (NULL when none
+-- remain past $1 up to $3), the rows converted and the keys walked.
 
 -- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
 WITH cursor_key AS (
@@ -18,14 +18,22 @@ WITH cursor_key AS (
     UNION ALL
     (SELECT f.id FROM public.orders AS f WHERE CAST($3 AS text) IS NULL
       ORDER BY f.id DESC LIMIT 1)
+), walked AS (
+    SELECT w.id FROM public.orders AS w
+     WHERE w.id >= (SELECT id FROM lower_key)
+       AND w.id <= (SELECT id FROM upper_key)
+       AND (CAST($1 AS text) IS NULL OR w.id <> (SELECT id FROM cursor_key))
+     ORDER BY w.id
+     LIMIT CAST($2 AS integer)
+), batch_end AS (
+    SELECT b.id FROM walked AS b
+     ORDER BY b.id DESC LIMIT 1
 ), locked AS (
-    SELECT t.ctid, t.id FROM public.orders AS t
+    SELECT t.ctid FROM public.orders AS t
      WHERE t.id >= (SELECT id FROM lower_key)
-       AND t.id <= (SELECT id FROM upper_key)
+       AND t.id <= (SELECT id FROM batch_end)
        AND (CAST($1 AS text) IS NULL OR t.id <> (SELECT id FROM cursor_key))
        AND (t.status_code IS NULL)
-     ORDER BY t.id
-     LIMIT CAST($2 AS integer)
        FOR UPDATE OF t SKIP LOCKED
 ), converted AS (
     UPDATE public.orders AS t
@@ -34,6 +42,6 @@ WITH cursor_key AS (
        AND (SELECT set_config('cutover.backfill', 'on', true)) = 'on'
     RETURNING NOT (t.status_code IS NULL) AS filled
 )
-SELECT (SELECT jsonb_build_object('id', l.id)::text FROM locked AS l ORDER BY l.id DESC LIMIT 1) AS last_key,
+SELECT (SELECT jsonb_build_object('id', l.id)::text FROM batch_end AS l) AS last_key,
        (SELECT count(*) FROM converted WHERE filled) AS converted,
-       (SELECT count(*) FROM locked) AS scanned;
+       (SELECT count(*) FROM walked) AS scanned;

@@ -87,7 +87,7 @@ struct BenchOptions: Sendable {
                                         help: "Backfill workers converting at once, each over its own key range, sharing one pace: one batch size, one check of the ceilings at a time, each resting by the nice ratio after its own batches.")
     static let backfillNiceRatio = Option(
         "backfill-nice-ratio", type: .decimal(in: 0...100), valueName: "ratio",
-        help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0.25).")
+        help: "The backfill's pause after each batch, as a fraction of the batch's time, instead of the plan's (0: no rest).")
     static let switches = Option("switches", type: .integer(atLeast: 1), valueName: "n",
                                  help: "Fleet switches to observe; \(Lengths.full.switches), or \(Lengths.quick.switches) with --quick, when omitted.")
     static let legacyWriteRows = Option(

@@ -124,9 +124,17 @@ struct BackfillEngineTests {
     }
 
     @Test func aPlansBackfillStepSetsTheBatchSizeAndTheNiceRatio() throws {
-        let step = try #require(try PlanSource.builtIn().plan.step(.backfill)?.backfill)
+        let builtIn = BackfillEngine.Options(plan: try #require(try PlanSource.builtIn().plan.step(.backfill)?.backfill))
+        #expect(builtIn.batchSize == 1000 && builtIn.niceRatio == 0)
+        let manifest = """
+            {"format": 2, "name": "items", "table": "public.items", "key": "id",
+             "backfill": {"batchSize": 250, "niceRatio": 0.25},
+             "operations": [{"alter_column": {"from": "amount", "to": {"name": "amount_cents", "type": "bigint"},
+                                               "up": "round(amount * 100)", "down": "amount_cents / 100.0"}}]}
+            """
+        let step = try #require(try DeclarativePlan(manifest: Array(manifest.utf8)).compile().plan.step(.backfill)?.backfill)
         let pace = BackfillEngine.Options(plan: step)
-        #expect(pace.batchSize == 1000 && pace.niceRatio == 0.25)
+        #expect(pace.batchSize == 250 && pace.niceRatio == 0.25)
         #expect(pace.batchDelay == .zero && pace.lockTimeout == BackfillEngine.Options().lockTimeout)
         #expect(pace.throttle == .standard && pace.throttle.targetBatchTime == .milliseconds(50))
         #expect(BackfillEngine.Options().throttle.targetBatchTime == .zero, "a pace made in code keeps its batch size unless told")

@@ -15,7 +15,8 @@ import PostgresClient
 public struct BackfillEngine: Sendable {
     /// How the backfill paces itself.
     public struct Options: Sendable, Equatable {
-        /// Rows of the first batch; of every batch when ``PlanBackfillThrottle/targetBatchTime``
+        /// Keys the first batch walks (a compiled batch converts those of their rows still to
+        /// convert; a hand-written one does what its SQL does); of every batch when ``PlanBackfillThrottle/targetBatchTime``
         /// is zero.
         public var batchSize: Int
         /// A fixed pause after each batch, to leave room for the live load; with several

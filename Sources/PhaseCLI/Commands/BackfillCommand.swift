@@ -8,8 +8,8 @@ import Synchronization
 struct BackfillCommand: PhaseCommand {
     /// `--batch-size`
     static let batchSize = Option(
-        "batch-size", type: .integer(in: 1...100_000), valueName: "rows",
-        help: "Rows of the first batch; the plan's batch size (phase plan shows it) when omitted. Given without --target-batch-time, every batch is this size.")
+        "batch-size", type: .integer(in: 1...100_000), valueName: "keys",
+        help: "Keys the first batch walks (in key order, converting those of their rows still to convert); the plan's batch size (phase plan shows it) when omitted. Given without --target-batch-time, every batch is this size.")
     /// `--target-batch-time`
     static let targetBatchTime = Option(
         "target-batch-time", type: .duration(in: .zero ... PlanLimits.maximumTargetBatchTime), valueName: "duration",

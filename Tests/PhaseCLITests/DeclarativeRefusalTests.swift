@@ -159,6 +159,64 @@ struct DeclarativeRefusalTests {
                                        + "than the lock timeout for its lock on the table"), "\(locked.output)")
     }
 
+    /// The orders table with `rows` more, its plan's `up` sleeping `seconds` a row, expanded and
+    /// switched to the modern writer: ready for a backfill.
+    private func modernWithSlowUp(_ label: String, seconds: String, rows: String) async throws -> (WorkflowDatabase, PlanFolder) {
+        let (db, folder) = try await baseline(label)
+        try folder.write("plan.json", Self.manifest("""
+            {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
+              "up": "CASE WHEN pg_sleep(\(seconds)) IS NULL AND status = 'new' THEN 1 ELSE 2 END",
+              "down": "CASE status_code WHEN 1 THEN 'new' ELSE 'paid' END"}}
+            """))
+        try await db.sql { try $0.execute(unsafeSQL: "INSERT INTO orders VALUES \(rows)") }
+        for step in [["expand", "--skip-rehearsal"], ["switch", "modern", "--force-readers"]] {
+            let run = try await db.phase(["--plan", folder.path] + step)
+            #expect(run.status == 0, "\(step) \(run.diagnostics)")
+        }
+        return (db, folder)
+    }
+
+    /// A backfill whose count of rows still to convert runs past the check timeout begins
+    /// without a total and counts on a session of its own meanwhile; the count, read in one
+    /// snapshot with the rows converted, gives the whole total when it lands. The plan's `up`
+    /// takes 0.7 s a row, so the 3 rows take 2.1 s to count, and the pass, 3 batches of one row
+    /// each resting twice its time, 6.3 s.
+    @Test func aBackfillWhoseCountRunsPastTheCheckTimeoutBeginsAtOnceAndCountsMeanwhile() async throws {
+        let (db, folder) = try await modernWithSlowUp("decl_backfill_uncounted", seconds: "0.7", rows: "(3, 'new')")
+        defer { folder.remove() }
+        let backfill = try await db.phase("--plan", folder.path, "backfill", "--check-timeout", "1s", "--batch-size", "1", "--nice-ratio", "2")
+        #expect(backfill.status == 0, "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("backfill: the rows still to convert were not counted within 1s (the count reads the table); "
+                                              + "converting meanwhile, and counting on a session of its own"), "\(backfill.diagnostics)")
+        // The count's snapshot saw the 3 rows as converted or still to convert, whatever batch had committed.
+        #expect(backfill.diagnostics.contains(" rows were still to convert when counted (the count took "), "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("backfill: 3/3 done"), "\(backfill.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM orders WHERE status_code IS NULL") == 0)
+        #expect(try await db.value(Int64.self, "SELECT backfill_initial_remaining FROM cutover.migration_state WHERE plan = 'orders'") == 3)
+    }
+
+    /// The count that ends a pass runs under the statement timeout; one that runs past it stops
+    /// the backfill saying so and what to give it. Three rows another session holds are skipped
+    /// by the pass, and counting them takes 1.2 s, past a statement timeout of 1 s.
+    @Test func aPassEndCountPastTheStatementTimeoutSaysWhatToGiveIt() async throws {
+        let (db, folder) = try await modernWithSlowUp("decl_backfill_pass_count", seconds: "0.4", rows: "(3, 'new'), (4, 'new'), (5, 'paid')")
+        defer { folder.remove() }
+        let (database, url, path) = (db.database, db.url, folder.path)
+        let backfill = try await onThread {
+            // The rows are held until this connection closes, when the closure returns.
+            let holder = try database.connect()
+            try holder.execute(unsafeSQL: "BEGIN; SELECT id FROM orders WHERE id >= 3 FOR UPDATE")
+            return try PhaseBinary.run(["--plan", path, "backfill", "--statement-timeout", "1s", "--batch-size", "1"], databaseURL: url)
+        }
+        #expect(backfill.status == 1, "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("the count of rows still to convert that ends pass 1 ran past the statement timeout: it reads "
+                                              + "the whole table; run backfill again with a --statement-timeout as long as a SELECT count(*) "
+                                              + "of the table takes"), "\(backfill.diagnostics)")
+        let again = try await db.phase("--plan", folder.path, "backfill")
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM orders WHERE status_code IS NULL") == 0)
+    }
+
     @Test func theValidPlanPassesTheProbeAndExpands() async throws {
         let (db, folder) = try await baseline("decl_valid")
         defer { folder.remove() }

@@ -26,7 +26,8 @@ extension BackfillEngine {
             UPDATE cutover.phase_history
                SET details = details || jsonb_build_object('backfill', jsonb_build_object(
                        'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
-                       'total', \(progress.total), 'convertedByApplication', \(progress.convertedByApplication),
+                       'total', CAST(\(progress.total) AS bigint),
+                       'convertedByApplication', CAST(\(progress.total.map { _ in progress.convertedByApplication }) AS bigint),
                        'batches', \(Int64(progress.batches)), 'batchSize', \(batchSize), 'workers', \(Int64(progress.workers)),
                        'targetBatchMs', \(milliseconds(progress.targetBatchTime)), 'niceRatio', \(progress.niceRatio),
                        'rowsPerSecond', \(rate), 'elapsedMs', \(elapsed), 'throttledMs', \(milliseconds(progress.throttled)),

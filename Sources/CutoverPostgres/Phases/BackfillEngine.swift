@@ -50,6 +50,12 @@ public struct BackfillEngine: Sendable {
         /// batches. 1 unless told, and only for a plan that can divide its rows
         /// (``BackfillEngine/splitSQL``).
         public var workers: Int = 1
+        /// The longest the count of rows still to convert may take before the first batch; past
+        /// it the backfill begins without a total and counts on a session of its own meanwhile
+        /// (``BackgroundRemainingCount``), so that a table too large to count quickly starts at
+        /// once. Nil counts under the session's statement timeout. Parallel workers always wait
+        /// for the count: it sizes their key ranges.
+        public var startCountTimeout: Duration?
 
         /// 1,000 rows every batch, no pause, 500 ms lock timeout, 20 passes, standbys kept
         /// under 10 s of replay lag, no throttle.
@@ -101,8 +107,9 @@ public struct BackfillEngine: Sendable {
         /// Rows converted by earlier runs, before this one began.
         public var convertedBefore: Int64 = 0
         /// Rows converted plus rows still to convert: when this run started, and again at the
-        /// end of every pass, which finds out what the application's own writes converted.
-        public var total: Int64
+        /// end of every pass, which finds out what the application's own writes converted; nil
+        /// while a count that ran past ``Options/startCountTimeout`` has not landed.
+        public var total: Int64?
         /// Batches run in this run.
         public var batches: Int
         /// The pass over the table, from 1.
@@ -223,37 +230,39 @@ public struct BackfillEngine: Sendable {
                     progress: (Progress) -> Void = { _ in }, log: @escaping @Sendable (String) -> Void = { _ in },
                     attempt: Int64? = nil) throws -> Progress {
         guard var state = try MigrationState.load(plan: plan, on: connection) else { throw BackfillError.noState(plan) }
-        var current = Progress(converted: state.backfillConverted, total: 0, batches: 0, pass: 1)
+        var current = Progress(converted: state.backfillConverted, total: nil, batches: 0, pass: 1)
         current.convertedBefore = current.converted
-        let left = try remaining(on: connection)
-        if state.backfillInitialRemaining == nil {
-            // The backfill begins: what it has to convert, from which the application's own
-            // conversions are told apart later.
-            state.backfillInitialRemaining = current.converted + left
-            try connection.query("""
-                UPDATE cutover.migration_state SET backfill_initial_remaining = \(current.converted + left)
-                 WHERE plan = \(plan) AND backfill_initial_remaining IS NULL
-                """)
+        let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
+        let countTimeout = options.workers > 1 ? nil : options.startCountTimeout
+        var background: BackgroundRemainingCount?
+        defer { background?.cancel() }
+        let left = try startingCount(on: connection, timeout: countTimeout, isStopRequested: isStopRequested)
+        if let left {
+            try count(converted: current.converted, remaining: left, into: &current, state: &state, on: connection)
+        } else if let countTimeout {
+            log("backfill: the rows still to convert were not counted within \(DurationText.format(countTimeout, smallestUnit: .seconds)) "
+                + "(the count reads the table); converting meanwhile, and counting on a session of its own")
+            background = BackgroundRemainingCount(plan: plan, remainingSQL: remainingSQL, openSession: open)
         }
-        current.total = current.converted + left
-        current.convertedByApplication = state.convertedByApplication(remaining: left)
         let clock = ContinuousClock()
         let began = clock.now
         var cursor = state.backfillCursor
         // One pace for the whole backfill: its workers, and the passes after them.
         let pacer = BackfillPacer(plan: plan, options: options, log: log)
         if let splitSQL {
+            // Without a count there is one worker (parallel workers wait for it), and one worker
+            // makes no new ranges.
             let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)
-                .prepare(workers: options.workers, remaining: left, on: connection, log: log)
+                .prepare(workers: options.workers, remaining: left ?? 0, on: connection, log: log)
             if !ranges.isEmpty {
-                let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
                 current = try runWorkers(over: ranges, from: current, pacer: pacer, began: began, on: connection, openSession: open,
                                          isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt)
                 cursor = nil
-                let after = try remaining(on: connection)
+                background?.cancel()
+                background = nil
+                let after = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
                 state.backfillConverted = current.converted
-                current.convertedByApplication = state.convertedByApplication(remaining: after)
-                current.total = current.converted + after
+                try count(converted: current.converted, remaining: after, into: &current, state: &state, on: connection)
                 if after == 0 {
                     progress(current)
                     return current
@@ -284,18 +293,81 @@ public struct BackfillEngine: Sendable {
             cursor = batch.lastKey
             if cursor == nil {
                 // The end of a pass: what is left now tells what the application converted meanwhile.
-                let left = try remaining(on: connection)
+                background?.cancel()
+                background = nil
+                let left = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
                 state.backfillConverted = current.converted
-                current.convertedByApplication = state.convertedByApplication(remaining: left)
-                current.total = current.converted + left
+                try count(converted: current.converted, remaining: left, into: &current, state: &state, on: connection)
                 progress(current)
                 if left == 0 { return current }
                 guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(left) }
                 current.pass += 1
             } else {
+                if let counting = background, let outcome = counting.outcome {
+                    background = nil
+                    try landed(outcome, into: &current, state: &state, on: connection, log: log)
+                }
                 progress(current)
             }
             pacer.rest(pause, progress: &current)
+        }
+    }
+
+    /// The rows still to convert before the first batch, nil when the count ran past `timeout`
+    /// (nil: the session's statement timeout only).
+    private func startingCount(on connection: PostgresConnection, timeout: Duration?,
+                               isStopRequested: () -> Bool) throws -> Int64? {
+        guard let timeout else { return try remaining(on: connection) }
+        let milliseconds = Int64((timeout / .milliseconds(1)).rounded(.up))
+        do {
+            return try connection.withTransaction { connection in
+                try connection.execute(unsafeSQL: "SET LOCAL statement_timeout = '\(milliseconds)ms'")
+                return try remaining(on: connection)
+            }
+        } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() {
+            return nil
+        }
+    }
+
+    /// The rows still to convert at the end of pass `pass`, under the session's statement timeout.
+    private func passEndCount(on connection: PostgresConnection, pass: Int, isStopRequested: () -> Bool) throws -> Int64 {
+        do {
+            return try remaining(on: connection)
+        } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() {
+            throw BackfillError.countTimedOut(pass: pass)
+        }
+    }
+
+    /// Takes a count of `remaining` rows still to convert, `converted` rows converted, into the
+    /// progress, and records what there was to convert when the backfill began if no earlier
+    /// count has: the application's own conversions are told apart from it later.
+    private func count(converted: Int64, remaining: Int64, into current: inout Progress, state: inout MigrationState,
+                       on connection: PostgresConnection) throws {
+        if state.backfillInitialRemaining == nil {
+            state.backfillInitialRemaining = converted + remaining
+            try connection.query("""
+                UPDATE cutover.migration_state SET backfill_initial_remaining = \(converted + remaining)
+                 WHERE plan = \(plan) AND backfill_initial_remaining IS NULL
+                """)
+        }
+        var counted = state
+        counted.backfillConverted = converted
+        current.total = converted + remaining
+        current.convertedByApplication = counted.convertedByApplication(remaining: remaining)
+    }
+
+    /// Takes the background count's outcome into the progress; a count that failed leaves the
+    /// backfill going on without a total until its pass ends, and says so.
+    private func landed(_ outcome: Result<BackgroundRemainingCount.Counted, any Error>, into current: inout Progress,
+                        state: inout MigrationState, on connection: PostgresConnection,
+                        log: (String) -> Void) throws {
+        switch outcome {
+        case .success(let counted):
+            try count(converted: counted.converted, remaining: counted.remaining, into: &current, state: &state, on: connection)
+            log("backfill: \(counted.remaining) rows were still to convert when counted "
+                + "(the count took \(DurationText.format(counted.took, smallestUnit: .seconds)))")
+        case .failure(let error):
+            log("backfill: the count of rows still to convert failed (\(error)); converting on without a total until the pass ends")
         }
     }
 
@@ -359,6 +431,8 @@ public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
     case stopped(converted: Int64)
     /// The throttle query failed the first time it ran: a mistake in it, which its text shows.
     case throttleQueryFailed(String)
+    /// The count of rows still to convert that ends a pass ran past the statement timeout.
+    case countTimedOut(pass: Int)
 
     public var description: String {
         switch self {
@@ -369,6 +443,9 @@ public enum BackfillError: Error, Sendable, Equatable, CustomStringConvertible {
             "backfill stopped between batches as asked, \(converted) rows converted so far; run backfill again to resume"
         case .throttleQueryFailed(let error):
             "the throttle query failed before the first batch: \(error); correct it (--throttle-query, or the plan's throttleQuery) and run backfill again"
+        case .countTimedOut(let pass):
+            "the count of rows still to convert that ends pass \(pass) ran past the statement timeout: it reads the whole table; "
+                + "run backfill again with a --statement-timeout as long as a SELECT count(*) of the table takes"
         }
     }
 }

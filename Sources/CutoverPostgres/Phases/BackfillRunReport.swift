@@ -10,8 +10,9 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
     public var converted: Int64
     /// Rows converted before this run began.
     public var convertedBefore: Int64
-    /// Rows converted plus rows still to convert when the run began (or its last pass ended).
-    public var total: Int64
+    /// Rows converted plus rows still to convert when the run began (or its last pass ended);
+    /// nil while a table too large to count before the first batch is being counted.
+    public var total: Int64?
     /// Rows the application's own writes converted since the backfill began, as of the same
     /// moment; nil in a report written before Cutover counted them.
     public var convertedByApplication: Int64?
@@ -51,7 +52,7 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
 
     /// The seconds left at this run's rate, nil before it has one.
     public var secondsLeft: Int64? {
-        guard rowsPerSecond > 0, total > converted else { return nil }
+        guard rowsPerSecond > 0, let total, total > converted else { return nil }
         return (total - converted + rowsPerSecond - 1) / rowsPerSecond
     }
 

@@ -348,6 +348,8 @@ public final class PhaseRunner {
     private func runBackfill(_ backfill: PlanBackfill, attempt: Int64, progress: (BackfillEngine.Progress) -> Void) throws {
         var engineOptions = options.backfill ?? BackfillEngine.Options(plan: backfill)
         if options.backfill == nil { engineOptions.lockTimeout = options.sql.lockTimeout }
+        // A table too large to count within the check timeout begins at once and is counted meanwhile.
+        engineOptions.startCountTimeout = options.checkTimeout
         let engine = try BackfillEngine(source, backfill: backfill, options: engineOptions)
         try engine.run(on: connection, openSession: openSession, isStopRequested: options.isStopRequested, progress: progress,
                        log: log, attempt: attempt)

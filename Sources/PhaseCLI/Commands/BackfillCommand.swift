@@ -118,7 +118,7 @@ struct BackfillCommand: PhaseCommand {
             try StepResult(runner.run(.backfill, expectedEpoch: epoch) { progress in
                 latest.progress.withLock { $0 = progress }
                 if progress.batches == 0 { reporter.resume(from: Int(progress.convertedBefore)) }
-                reporter.update(completed: Int(progress.converted), total: Int(progress.total))
+                reporter.update(completed: Int(progress.converted), total: progress.total.map { Int($0) })
             })
         }
         reporter.finish()

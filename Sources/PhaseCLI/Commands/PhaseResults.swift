@@ -180,11 +180,12 @@ struct StatusResult: CommandResult {
 
     /// `backfill running: 1000 of 2500 rows converted (1000 in this run), 800 rows/s, ETA 2s; …`.
     static func backfillRunLine(_ run: BackfillRunReport, isRunning: Bool) -> String {
-        var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted) of \(run.total) rows converted"
+        var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted)\(run.total.map { " of \($0)" } ?? "") rows converted"
             + " (\(run.convertedThisRun) in this run"
             + ((run.convertedByApplication ?? 0) > 0 ? ", \(run.convertedByApplication ?? 0) more by the application's writes" : "")
             + "), \(run.rowsPerSecond) rows/s"
             + ((run.workers ?? 1) > 1 ? " on \(run.workers ?? 1) workers" : "")
+            + (run.total == nil ? ", the rows still to convert not counted yet" : "")
         if isRunning, let left = run.secondsLeft { line += ", ETA \(DurationText.format(.seconds(left)))" }
         return line + "; " + pace(run, withThrottleReason: true) + (run.batches > 0 ? "; last batch at \(run.updatedAt)" : "; no batch yet")
     }
@@ -207,7 +208,7 @@ struct StatusResult: CommandResult {
     }
 
     static func backfillRunJSON(_ run: BackfillRunReport) -> JSONResult {
-        ["converted": .integer(run.converted), "convertedThisRun": .integer(run.convertedThisRun), "total": .integer(run.total),
+        ["converted": .integer(run.converted), "convertedThisRun": .integer(run.convertedThisRun), "total": run.total.map { .integer($0) } ?? .null,
          "convertedByApplication": run.convertedByApplication.map { .integer($0) } ?? .null,
          "workers": .integer(Int64(run.workers ?? 1)),
          "rowsPerSecond": .integer(run.rowsPerSecond), "secondsLeft": run.secondsLeft.map { .integer($0) } ?? .null,

@@ -12,8 +12,8 @@ enum StopEffect: Sendable, Equatable {
     /// A rehearsal: its scratch database is removed, and the real table was only read.
     case scratchRemoved
     /// A backfill, with the rows converted when it stopped (the cursor saved with the last
-    /// batch that committed) and the rows it had in all to convert.
-    case backfillResumable(converted: Int64, total: Int64)
+    /// batch that committed) and the rows it had in all to convert (nil: not counted yet).
+    case backfillResumable(converted: Int64, total: Int64?)
 
     /// The line for `command` (`switch modern`) stopped by `signal` (`SIGTERM`).
     func line(command: String, signal: String) -> String {
@@ -30,7 +30,7 @@ enum StopEffect: Sendable, Equatable {
         case .scratchRemoved:
             return "\(stopped); its scratch database was removed and the real table only read: run it again when ready"
         case .backfillResumable(let converted, let total):
-            return "\(stopped) with \(converted) of \(total) rows converted, its cursor saved with the last batch: run 'phase \(command)' again to go on from there, or 'phase status'"
+            return "\(stopped) with \(converted)\(total.map { " of \($0)" } ?? "") rows converted, its cursor saved with the last batch: run 'phase \(command)' again to go on from there, or 'phase status'"
         }
     }
 }

@@ -133,7 +133,7 @@ struct DemoCommand: PhaseCommand {
 
         heading("backfill the rows that hold v1 only")
         let reporter = console.progress(label: "   backfill", total: nil, isQuiet: context.isQuiet)
-        try await step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: Int($0.total)) } }
+        try await step("backfill") { try $0.run(.backfill) { reporter.update(completed: Int($0.converted), total: $0.total.map { Int($0) }) } }
         reporter.finish()
         try await load(slice, modern, "backfilled", on: .modern)
 

@@ -1,0 +1,82 @@
+import Foundation
+import PostgresClient
+import Synchronization
+
+/// The rows still to convert, counted on a session of its own while the backfill goes on.
+///
+/// A table too large to count within the check timeout before the first batch gets its total
+/// when this count lands. The count reads, in one snapshot (`REPEATABLE READ`), the rows the
+/// backfill had converted and the rows still to convert, so that the two add up to what there
+/// was to convert at that moment, whatever batches commit while it reads. It runs under the
+/// session's own statement timeout; ``cancel()`` stops it when the backfill ends first.
+final class BackgroundRemainingCount: Sendable {
+    /// What the count saw, in one snapshot.
+    struct Counted: Sendable, Equatable {
+        /// Rows the backfill had converted.
+        var converted: Int64
+        /// Rows still to convert.
+        var remaining: Int64
+        /// How long the count took.
+        var took: Duration
+    }
+
+    private struct State {
+        var outcome: Result<Counted, any Error>?
+        var canceller: PostgresCanceller?
+        var isCancelled = false
+    }
+    private let state = Mutex(State())
+
+    /// Starts counting on a session `openSession` opens, on a thread of its own.
+    init(plan: String, remainingSQL: String, openSession: @escaping @Sendable () throws -> PostgresConnection) {
+        let thread = Thread { [self] in
+            let outcome: Result<Counted, any Error>
+            do {
+                outcome = .success(try count(plan: plan, remainingSQL: remainingSQL, openSession: openSession))
+            } catch {
+                outcome = .failure(error)
+            }
+            state.withLock { state in
+                state.outcome = outcome
+                state.canceller = nil
+            }
+        }
+        thread.name = "cutover-backfill-count"
+        thread.start()
+    }
+
+    /// The count once it has landed (or failed); nil while it runs.
+    var outcome: Result<Counted, any Error>? { state.withLock { $0.outcome } }
+
+    /// Whether the count failed because ``cancel()`` stopped it.
+    var wasCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    /// Stops the count if it still runs; the server cancels its statement.
+    func cancel() {
+        let canceller = state.withLock { state in
+            state.isCancelled = true
+            return state.outcome == nil ? state.canceller : nil
+        }
+        canceller?.cancel()
+    }
+
+    private func count(plan: String, remainingSQL: String,
+                       openSession: @Sendable () throws -> PostgresConnection) throws -> Counted {
+        let session = try openSession()
+        session.noticeHandler = { _ in }
+        let isCancelled = state.withLock { state in
+            state.canceller = session.canceller
+            return state.isCancelled
+        }
+        guard !isCancelled else { throw CancellationError() }
+        let clock = ContinuousClock()
+        let began = clock.now
+        try session.execute(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        defer { if session.isConnected { _ = try? session.execute(unsafeSQL: "ROLLBACK") } }
+        // The first statement takes the snapshot both reads share.
+        let converted = try session.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = \(plan)")[0]
+            .decode(Int64.self, at: 0)
+        let remaining = try session.query(PostgresQuery(unsafeSQL: remainingSQL))[0].decode(Int64.self, at: 0)
+        return Counted(converted: converted, remaining: remaining, took: clock.now - began)
+    }
+}

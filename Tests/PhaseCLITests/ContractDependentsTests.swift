@@ -8,38 +8,65 @@ import Testing
 /// than by the drop, after contract's constraints were applied.
 @Suite("Contract and what uses the legacy columns", .timeLimit(.minutes(3)))
 struct ContractDependentsTests {
-    @Test func aViewAndAFunctionOverTheLegacyColumnRefuseContractUntilTheyAreGone() async throws {
-        let database = try await TestPostgres.database("contract_dependents")
-        try await onThread {
-            try database.connect().execute(unsafeSQL: """
-                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-                INSERT INTO orders SELECT g, CASE WHEN g % 2 = 0 THEN 'new' ELSE 'paid' END FROM generate_series(1, 100) AS g;
-                CREATE VIEW open_orders AS SELECT id, status FROM orders WHERE status = 'new';
-                -- The table's own CHECK goes with the column; it is not named.
-                ALTER TABLE orders ADD CONSTRAINT orders_status_known CHECK (status IN ('new', 'paid'));
-                CREATE FUNCTION order_label(o orders) RETURNS text LANGUAGE sql RETURN o.id || ' ' || o.status;
-                """)
+    /// An orders table made by `schema` (with 100 orders), its plan moving `status` to
+    /// `status_code`, taken through expand, the writer switch and the backfill.
+    private struct Backfilled {
+        let database: TestDatabase
+        let folder: URL
+
+        init(_ label: String, schema: String) async throws {
+            let database = try await TestPostgres.database(label)
+            try await onThread {
+                try database.connect().execute(unsafeSQL: """
+                    CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL, placed_by int NOT NULL DEFAULT 0);
+                    INSERT INTO orders SELECT g, CASE WHEN g % 2 = 0 THEN 'new' ELSE 'paid' END FROM generate_series(1, 100) AS g;
+                    \(schema)
+                    """)
+            }
+            self.database = database
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try """
+                {"format": 2, "name": "orders", "table": "public.orders", "key": "id",
+                 "operations": [{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint", "notNull": true},
+                   "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 END",
+                   "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' END"}}]}
+                """.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
+            for step in [["init"], ["expand", "--skip-rehearsal"], ["switch", "modern", "--force-readers"], ["backfill"]] {
+                let run = try await phase(step)
+                #expect(run.status == 0, "\(step): \(run.diagnostics)")
+            }
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-dependents-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try """
-            {"format": 2, "name": "orders", "table": "public.orders", "key": "id",
-             "operations": [{"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint", "notNull": true},
-               "up": "CASE status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 END",
-               "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' END"}}]}
-            """.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
-        let url = database.connectionString
+
+        func phase(_ arguments: [String]) async throws -> PhaseBinary.Run {
+            let (path, url) = (folder.path, database.connectionString)
+            return try await onThread { try PhaseBinary.run(["--plan", path] + arguments, databaseURL: url) }
+        }
+
         func phase(_ arguments: String...) async throws -> PhaseBinary.Run {
-            try await onThread { try PhaseBinary.run(["--plan", folder.path] + arguments, databaseURL: url) }
+            try await phase(arguments)
         }
+
+        /// The column `v` of each row `text` returns.
         func sql(_ text: String) async throws -> [String] {
-            try await onThread { try database.connect().execute(unsafeSQL: text).map { try $0.decode(String.self, "v") } }
+            let database = database
+            return try await onThread { try database.connect().execute(unsafeSQL: text).map { try $0.decode(String.self, "v") } }
         }
-        for step in [["init"], ["expand", "--skip-rehearsal"], ["switch", "modern", "--force-readers"], ["backfill"]] {
-            let run = try await onThread { try PhaseBinary.run(["--plan", folder.path] + step, databaseURL: url) }
-            #expect(run.status == 0, "\(step): \(run.diagnostics)")
+
+        func remove() {
+            try? FileManager.default.removeItem(at: folder)
         }
+    }
+
+    @Test func aViewAndAFunctionOverTheLegacyColumnRefuseContractUntilTheyAreGone() async throws {
+        let fixture = try await Backfilled("contract_dependents", schema: """
+            CREATE VIEW open_orders AS SELECT id, status FROM orders WHERE status = 'new';
+            -- The table's own CHECK goes with the column; it is not named.
+            ALTER TABLE orders ADD CONSTRAINT orders_status_known CHECK (status IN ('new', 'paid'));
+            CREATE FUNCTION order_label(o orders) RETURNS text LANGUAGE sql RETURN o.id || ' ' || o.status;
+            """)
+        defer { fixture.remove() }
+        let (phase, sql) = (fixture.phase as (String...) async throws -> PhaseBinary.Run, fixture.sql)
         let failed = "FAILED nothing else uses the dropped columns: expected is null, observed function order_label(orders), view open_orders"
         let checked = try await phase("check", "contract")
         #expect(checked.status == 3, "\(checked.diagnostics)")
@@ -52,7 +79,7 @@ struct ContractDependentsTests {
         #expect(try await sql("SELECT conname::text AS v FROM pg_constraint WHERE conrelid = 'orders'::regclass AND contype = 'c'")
             == ["orders_status_known"])
         #expect(try await sql("SELECT string_agg(attname, ',' ORDER BY attnum) AS v FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped")
-            == ["id,status,status_code"])
+            == ["id,status,placed_by,status_code"])
 
         // Rolling back instead: a view over the modern column refuses the revert by its check,
         // which names it, before anything is dropped.
@@ -66,7 +93,7 @@ struct ContractDependentsTests {
         #expect(try await sql("SELECT phase AS v FROM cutover.migration_state WHERE plan = 'orders'") == ["expanded"])
         _ = try await sql("DROP VIEW order_codes; SELECT 'dropped' AS v")
         for step in [["switch", "modern", "--force-readers"], ["backfill"]] {
-            let run = try await onThread { try PhaseBinary.run(["--plan", folder.path] + step, databaseURL: url) }
+            let run = try await fixture.phase(step)
             #expect(run.status == 0, "\(step): \(run.diagnostics)")
         }
 
@@ -74,9 +101,48 @@ struct ContractDependentsTests {
         let contracted = try await phase("contract", "--yes", "--window", "0s")
         #expect(contracted.status == 0, "\(contracted.diagnostics)")
         #expect(try await sql("SELECT string_agg(attname, ',' ORDER BY attnum) AS v FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped")
-            == ["id,status_code"])
+            == ["id,placed_by,status_code"])
         #expect(try await sql("SELECT conname::text AS v FROM pg_constraint WHERE conrelid = 'orders'::regclass AND contype = 'c'") == [],
                 "the table's own CHECK went with its column")
+    }
+
+    /// `DROP COLUMN` drops without a word every index, constraint of the table's own and
+    /// statistics object that names the column. Contract's check names those that also cover a
+    /// column that stays, whose loss would change what the remaining columns keep, and leaves
+    /// out those on the dropped column alone, which go with it as they should.
+    @Test func whatAlsoCoversAColumnThatStaysRefusesContractUntilMadeAgain() async throws {
+        let fixture = try await Backfilled("contract_covers_staying", schema: """
+            CREATE INDEX orders_status ON orders (status);
+            ALTER TABLE orders ADD CONSTRAINT orders_status_known CHECK (status IN ('new', 'paid'));
+            ALTER TABLE orders ADD CONSTRAINT orders_placer_status UNIQUE (placed_by, id, status);
+            CREATE INDEX orders_open_by ON orders (placed_by) WHERE status <> 'paid';
+            ALTER TABLE orders ADD CONSTRAINT orders_new_placed CHECK (status <> 'new' OR placed_by >= 0);
+            CREATE STATISTICS orders_status_placer ON status, placed_by FROM orders;
+            """)
+        defer { fixture.remove() }
+        let named = "constraint orders_new_placed on table orders, constraint orders_placer_status on table orders, "
+            + "index orders_open_by, statistics object orders_status_placer"
+        let checked = try await fixture.phase("check", "contract")
+        #expect(checked.status == 3, "\(checked.diagnostics)")
+        #expect(checked.output.contains("FAILED nothing that stays goes with the dropped columns: expected is null, observed " + named),
+                "\(checked.output)")
+        #expect(checked.output.contains("ok     nothing else uses the dropped columns"), "\(checked.output)")
+        let refused = try await fixture.phase("contract", "--yes", "--window", "0s")
+        #expect(refused.status == 3, "\(refused.diagnostics)")
+        #expect(try await fixture.sql("SELECT count(*)::text AS v FROM pg_index WHERE indrelid = 'orders'::regclass") == ["4"])
+
+        // Made again without the legacy column, over the modern one where they need it.
+        _ = try await fixture.sql("""
+            ALTER TABLE orders DROP CONSTRAINT orders_placer_status, ADD CONSTRAINT orders_placer UNIQUE (placed_by, id, status_code);
+            DROP INDEX orders_open_by; CREATE INDEX orders_open_by ON orders (placed_by) WHERE status_code <> 2;
+            ALTER TABLE orders DROP CONSTRAINT orders_new_placed; DROP STATISTICS orders_status_placer;
+            SELECT 'made again' AS v
+            """)
+        let contracted = try await fixture.phase("contract", "--yes", "--window", "0s")
+        #expect(contracted.status == 0, "\(contracted.diagnostics)")
+        #expect(try await fixture.sql("""
+            SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY indexrelid::regclass::text) AS v FROM pg_index WHERE indrelid = 'orders'::regclass
+            """) == ["orders_open_by,orders_pkey,orders_placer"], "the index on the legacy column alone went with it")
     }
 
     /// A plan of hand-written SQL files has no such check: its revert stops on the view in its

@@ -95,6 +95,7 @@ extension PlanCompiler {
         }
         if !droppedColumns.isEmpty {
             checks.append(droppedColumnsUnused())
+            checks.append(droppedColumnsTakeNothingThatStays())
         }
         for group in trigger.groups {
             let modern = group.modern.map { "t." + SQLName.identifier($0) }
@@ -140,6 +141,33 @@ extension PlanCompiler {
         columnsUnused(droppedColumns, name: "nothing else uses the dropped columns",
                       "contract drops \(droppedColumns.joined(separator: ", ")), and these use them, so the drop would fail half way "
                           + "through contract: drop them or make them again over the modern columns first")
+    }
+
+    /// Nothing that also covers a column that stays goes silently with the columns contract drops.
+    /// `DROP COLUMN` drops every index, constraint of the table's own and statistics object that
+    /// names a dropped column, in its key, expression or predicate, without a word: an index on
+    /// the dropped column alone goes with it as it should, but a unique constraint on
+    /// `(tenant_id, legacy)`, an index on `(other)` whose predicate names the legacy column, or a
+    /// CHECK naming another column too would change what the remaining columns keep, at the
+    /// point of no return. Each such object is named, to be made again without the dropped
+    /// columns (or dropped) before contract.
+    func droppedColumnsTakeNothingThatStays() -> PlanCheck {
+        let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        let dropped = Self.literals(droppedColumns)
+        return check("nothing that stays goes with the dropped columns", """
+            SELECT string_agg(pg_describe_object(o.classid, o.objid, 0), ', ' ORDER BY pg_describe_object(o.classid, o.objid, 0))
+              FROM (SELECT DISTINCT d.classid, d.objid FROM pg_depend AS d
+                      JOIN pg_attribute AS a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+                     WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = \(regclass)
+                       AND d.classid IN ('pg_class'::regclass, 'pg_constraint'::regclass, 'pg_statistic_ext'::regclass)
+                       AND a.attname IN (\(dropped))) AS o
+             WHERE EXISTS (SELECT 1 FROM pg_depend AS k
+                             JOIN pg_attribute AS b ON b.attrelid = k.refobjid AND b.attnum = k.refobjsubid
+                            WHERE k.classid = o.classid AND k.objid = o.objid
+                              AND k.refclassid = 'pg_class'::regclass AND k.refobjid = \(regclass)
+                              AND b.attname NOT IN (\(dropped)))
+            """, expect: .isNull, "contract's DROP COLUMN would drop these with \(droppedColumns.joined(separator: ", ")) without a word, "
+                + "and each covers a column that stays: make each again without the dropped columns, or drop it, first")
     }
 
     /// Before `phase rollback expand`: nothing of the application's uses the columns the revert

@@ -85,11 +85,13 @@ extension PhaseRunner {
     /// A check's failure as its observed value: a timeout says so; any other error is quoted.
     private func observedFailure(_ error: PostgresError) -> String {
         if error.sqlState == .queryCanceled, !options.isStopRequested() {
-            return "timed out after \(DurationText.format(options.checkTimeout, smallestUnit: .seconds)) "
-                + "(a longer check timeout, --check-timeout, lets it finish)"
+            return "timed out after \(DurationText.format(options.checkTimeout, smallestUnit: .seconds)) (\(Self.longerCheckTimeout))"
         }
         return "error: \(error.description)"
     }
+
+    /// What lets a read that ran past the check timeout finish.
+    static let longerCheckTimeout = "a longer check timeout, --check-timeout, lets it finish"
 
     /// The window contract waits for: the option's, else the plan's.
     var window: Duration { options.modernWriterWindow ?? plan.modernWriterWindow }

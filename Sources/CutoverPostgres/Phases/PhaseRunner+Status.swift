@@ -86,7 +86,7 @@ extension PhaseRunner {
             } catch let error as PostgresError where error.sqlState == .queryCanceled && !options.isStopRequested() {
                 // A large table: the rest of the status is still worth showing.
                 notCounted = "not counted within the check timeout of \(DurationText.format(options.checkTimeout, smallestUnit: .seconds)) "
-                    + "(the count reads the table; a longer check timeout, --check-timeout, lets it finish)"
+                    + "(the count reads the table; \(Self.longerCheckTimeout))"
             } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
                 notCounted = "not counted: the count waited longer than the lock timeout for its lock on the table"
             }

@@ -182,12 +182,13 @@ public final class Rehearsal {
             log("could not read the sample within the lock timeout; retry \(attempt) in \(Int64((delay / .milliseconds(1)).rounded()))ms")
         }
         let isStopRequested = options.isStopRequested
+        let isTimeout = { (error: PostgresError) in error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable }
         do {
             return try runner.retrying(when: { error in
                 guard let error = error as? PostgresError, !isStopRequested() else { return false }
-                return error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable
+                return isTimeout(error)
             }) { _ in try readSample(blueprint, on: session) }
-        } catch let error as PostgresError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable {
+        } catch let error as PostgresError where isTimeout(error) {
             if options.isStopRequested() { throw error }
             throw RehearsalError.sampleNotReadInTime(table: blueprint.table, lockTimeout: options.sql.lockTimeout,
                                                      attempts: policy.maximumAttempts)

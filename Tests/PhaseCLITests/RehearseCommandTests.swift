@@ -207,6 +207,18 @@ struct RehearseCommandTests {
         kill(started.pid, SIGKILL)
         _ = try await onThread { try PhaseBinary.finish(started) }
         #expect(try await Self.scratchDatabaseExists(name, on: database), "SIGKILL leaves the scratch database")
+        // The killed rehearsal's server session ends when the server sees its client gone, at
+        // once when it waits for the client, only when its statement ends when it runs one; until
+        // then the rehearsal is not known to be killed, and nothing drops what it uses.
+        let gone = ContinuousClock.now + .seconds(60)
+        while try await onThread({
+            try database.connect().query("""
+                SELECT EXISTS (SELECT 1 FROM cutover.rehearsals r JOIN pg_stat_activity a ON a.pid = r.pid AND a.backend_start = r.backend_start
+                                WHERE r.scratch_database = \(name)) AS alive
+                """)[0].decode(Bool.self, "alive")
+        }), ContinuousClock.now < gone {
+            try await Task.sleep(for: .milliseconds(20))
+        }
 
         let status = try await Self.run(["--plan", folder, "status"], on: database)
         #expect(status.status == 0, "\(status.diagnostics)")

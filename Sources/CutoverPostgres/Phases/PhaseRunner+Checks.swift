@@ -40,7 +40,7 @@ extension PhaseRunner {
             results.append(try noV1OnlyRows())
             results += try planChecks(.contract)
         case .revertExpand:
-            if let check = source.compiled?.expandRevertCheck { results.append(try evaluate(check)) }
+            results += try (source.compiled?.expandRevertChecks ?? []).map(evaluate)
         case .revertContract:
             break
         }

@@ -31,10 +31,11 @@ public struct CompiledPlan: Sendable, Hashable {
     /// (`public.sales_eu_orders`, `sales_eu.orders`): expand refuses to replace the function
     /// while another table's trigger calls it.
     public let syncFunction: String?
-    /// The check `phase rollback expand` runs first: nothing of the application's (a view, a
-    /// function with an SQL-standard body, a policy…) uses a column the revert drops. Nil when
-    /// expand adds no column.
-    public let expandRevertCheck: PlanCheck?
+    /// The checks `phase rollback expand` runs first: nothing of the application's (a view, a
+    /// function with an SQL-standard body, a policy…) uses a column the revert drops, and no
+    /// index, constraint or statistics object that also covers a column that stays goes with
+    /// them. None when expand adds no column.
+    public let expandRevertChecks: [PlanCheck]
 
     /// The text of every generated file by path; the `sql` operations' files are the plan folder's.
     public var fileTexts: [String: String] {

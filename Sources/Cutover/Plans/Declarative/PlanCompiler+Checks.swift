@@ -150,11 +150,31 @@ extension PlanCompiler {
     /// `(tenant_id, legacy)`, an index on `(other)` whose predicate names the legacy column, or a
     /// CHECK naming another column too would change what the remaining columns keep, at the
     /// point of no return. Each such object is named, to be made again without the dropped
-    /// columns (or dropped) before contract.
+    /// columns (or dropped) before contract; those the plan's own contract drops are left out.
     func droppedColumnsTakeNothingThatStays() -> PlanCheck {
+        columnsTakeNothingThatStays(droppedColumns, name: "nothing that stays goes with the dropped columns",
+                                    sparing: (contractDroppedIndexes, contractDroppedConstraints),
+                                    "contract's DROP COLUMN would drop these with \(droppedColumns.joined(separator: ", ")) without a word, "
+                                        + "and each covers a column that stays: make each again without the dropped columns, or drop it, first")
+    }
+
+    /// The indexes, constraints of the table's own and statistics objects that name one of
+    /// `columns` and also a column that stays, other than the indexes and constraints `sparing`
+    /// names (those the step drops itself), by name; NULL when none.
+    private func columnsTakeNothingThatStays(_ columns: [String], name: String, sparing: (indexes: [String], constraints: [String]),
+                                             _ message: String) -> PlanCheck {
         let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
-        let dropped = Self.literals(droppedColumns)
-        return check("nothing that stays goes with the dropped columns", """
+        let dropped = Self.literals(columns)
+        var spared = ""
+        if !sparing.indexes.isEmpty {
+            let names = sparing.indexes.map { "to_regclass(\(SQLName.literal(indexName($0))))" }.joined(separator: ", ")
+            spared += "\n   AND NOT (o.classid = 'pg_class'::regclass AND o.objid IN (SELECT r FROM unnest(ARRAY[\(names)]) AS r WHERE r IS NOT NULL))"
+        }
+        if !sparing.constraints.isEmpty {
+            spared += "\n   AND NOT (o.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint AS c "
+                + "WHERE c.oid = o.objid AND c.conname IN (\(Self.literals(sparing.constraints)))))"
+        }
+        return check(name, """
             SELECT string_agg(pg_describe_object(o.classid, o.objid, 0), ', ' ORDER BY pg_describe_object(o.classid, o.objid, 0))
               FROM (SELECT DISTINCT d.classid, d.objid FROM pg_depend AS d
                       JOIN pg_attribute AS a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
@@ -165,20 +185,24 @@ extension PlanCompiler {
                              JOIN pg_attribute AS b ON b.attrelid = k.refobjid AND b.attnum = k.refobjsubid
                             WHERE k.classid = o.classid AND k.objid = o.objid
                               AND k.refclassid = 'pg_class'::regclass AND k.refobjid = \(regclass)
-                              AND b.attname NOT IN (\(dropped)))
-            """, expect: .isNull, "contract's DROP COLUMN would drop these with \(droppedColumns.joined(separator: ", ")) without a word, "
-                + "and each covers a column that stays: make each again without the dropped columns, or drop it, first")
+                              AND b.attname NOT IN (\(dropped)))\(spared)
+            """, expect: .isNull, message)
     }
 
     /// Before `phase rollback expand`: nothing of the application's uses the columns the revert
-    /// drops, or the revert would stop on it (its one transaction keeps the state); nil when
-    /// expand adds no column.
-    func expandRevertCheck() -> PlanCheck? {
+    /// drops, or the revert would stop on it (its one transaction keeps the state), and nothing
+    /// that also covers a column that stays goes with them (an index the new application made on
+    /// a modern column and another); none when expand adds no column.
+    func expandRevertChecks() -> [PlanCheck] {
         let modern = addedColumns.map(\.definition.name)
-        guard !modern.isEmpty else { return nil }
-        return columnsUnused(modern, name: "nothing else uses the modern columns",
-                             "rollback expand drops \(modern.joined(separator: ", ")), and these use them: drop them, "
-                                 + "or make them again over the legacy columns, first")
+        guard !modern.isEmpty else { return [] }
+        let dropped = modern.joined(separator: ", ")
+        return [columnsUnused(modern, name: "nothing else uses the modern columns",
+                              "rollback expand drops \(dropped), and these use them: drop them, or make them again over the legacy columns, first"),
+                columnsTakeNothingThatStays(modern, name: "nothing that stays goes with the modern columns",
+                                            sparing: (expandRevertIndexes, []),
+                                            "rollback expand's DROP COLUMN would drop these with \(dropped) without a word, and each covers "
+                                                + "a column that stays: make each again without the modern columns, or drop it, first")]
     }
 
     /// The objects, other than the table's own indexes and constraints and the sync trigger,

@@ -85,14 +85,24 @@ extension PlanCompiler {
         return (files, revert)
     }
 
+    /// The indexes contract's last file drops: the plan's `drop_index` ones, and the index of
+    /// unconverted rows a migration begun before the backfill walked the key may have.
+    var contractDroppedIndexes: [String] {
+        var indexes = targets.isEmpty ? [] : [unconvertedIndex]
+        for operation in plan.operations { if case .dropIndex(let name) = operation { indexes.append(name) } }
+        return indexes
+    }
+
+    /// The constraints contract's last file drops: the plan's `drop_constraint` ones.
+    var contractDroppedConstraints: [String] {
+        plan.operations.compactMap { if case .dropConstraint(let name) = $0 { name } else { nil } }
+    }
+
     /// The last file: the legacy representation goes; old application versions stop working here.
     private func dropFile() -> CompiledFile {
         var statements = dropSync()
-        var indexes = targets.isEmpty ? [] : [unconvertedIndex]
-        for operation in plan.operations { if case .dropIndex(let name) = operation { indexes.append(name) } }
-        statements += dropIndexes(indexes)
-        for operation in plan.operations {
-            guard case .dropConstraint(let name) = operation else { continue }
+        statements += dropIndexes(contractDroppedIndexes)
+        for name in contractDroppedConstraints {
             statements.append(.init("ALTER TABLE \(table.sql) DROP CONSTRAINT IF EXISTS \(SQLName.identifier(name))",
                                     lock: .accessExclusive, work: .catalog))
         }

@@ -54,16 +54,20 @@ extension PlanCompiler {
         return files
     }
 
+    /// The indexes expand's revert drops: the plan's own, and the index of unconverted rows that
+    /// expand built before the backfill walked the key, if a migration begun then has it.
+    var expandRevertIndexes: [String] {
+        var indexes = targets.isEmpty ? [] : [unconvertedIndex]
+        for constraint in expandConstraints { if case .unique = constraint.kind { indexes.append(constraint.name) } }
+        for operation in plan.operations { if case .createIndex(let index) = operation, !index.isUnique { indexes.append(index.name) } }
+        return indexes
+    }
+
     /// Expand's revert: the trigger, the functions, the plan's indexes and the modern columns go;
     /// every legacy column, kept current by the trigger, stays.
     func expandRevertFiles() -> [CompiledFile] {
         var statements = dropSync()
-        // The index of unconverted rows that expand built before the backfill walked the key
-        // goes too, if a migration begun then has it.
-        var indexes = targets.isEmpty ? [] : [unconvertedIndex]
-        for constraint in expandConstraints { if case .unique = constraint.kind { indexes.append(constraint.name) } }
-        for operation in plan.operations { if case .createIndex(let index) = operation, !index.isUnique { indexes.append(index.name) } }
-        statements += dropIndexes(indexes)
+        statements += dropIndexes(expandRevertIndexes)
         if !addedColumns.isEmpty {
             let drops = addedColumns.map { "DROP COLUMN IF EXISTS \(SQLName.identifier($0.definition.name))" }
             statements.append(.init("ALTER TABLE \(table.sql)\n    " + drops.joined(separator: ",\n    "), lock: .accessExclusive, work: .catalog))

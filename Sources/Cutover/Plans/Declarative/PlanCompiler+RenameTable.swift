@@ -63,7 +63,7 @@ extension PlanCompiler {
         return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, split, contract],
                             tracksLegacyWrites: false,
                             legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
-                            expressionProbe: [], declaration: plan, syncFunction: nil, expandRevertCheck: nil)
+                            expressionProbe: [], declaration: plan, syncFunction: nil, expandRevertChecks: [])
     }
 
     /// The new name of a plan whose one operation is `rename_table`.

@@ -165,7 +165,7 @@ struct PlanCompiler {
         return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining, split] + contract + contractRevert,
                             tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
                             expressionProbe: expressionProbe(), declaration: plan,
-                            syncFunction: trigger.isNeeded ? trigger.function : nil, expandRevertCheck: expandRevertCheck())
+                            syncFunction: trigger.isNeeded ? trigger.function : nil, expandRevertChecks: expandRevertChecks())
     }
 
     // MARK: Shared pieces

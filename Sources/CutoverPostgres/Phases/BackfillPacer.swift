@@ -219,7 +219,7 @@ final class BackfillPacer: @unchecked Sendable {
             if isStopRequested() { throw BackfillError.stopped(converted: progress.converted) }
             if lastNotice.map({ clock.now - $0 >= .seconds(5) }) ?? true {
                 lastNotice = clock.now
-                log("backfill paused by \(control.changedBy) at \(control.changedAt), \(progress.converted)\(progress.total.map { " of \($0)" } ?? "") rows converted: 'phase backfill --resume' lets it go on")
+                log("backfill paused by \(control.changedBy) at \(control.changedAt), \(BackfillRunReport.rowsConverted(progress.converted, of: progress.total)): 'phase backfill --resume' lets it go on")
             }
             Thread.sleep(forTimeInterval: 0.1)
             control = try BackfillControl.read(plan: plan, on: connection) ?? BackfillControl()

@@ -50,6 +50,11 @@ public struct BackfillRunReport: Sendable, Equatable, Decodable {
     /// Rows this run converted.
     public var convertedThisRun: Int64 { converted - convertedBefore }
 
+    /// `400 of 1000 rows converted`, or `400 rows converted` while the total is not counted.
+    public static func rowsConverted(_ converted: Int64, of total: Int64?) -> String {
+        "\(converted)\(total.map { " of \($0)" } ?? "") rows converted"
+    }
+
     /// The seconds left at this run's rate, nil before it has one.
     public var secondsLeft: Int64? {
         guard rowsPerSecond > 0, let total, total > converted else { return nil }

@@ -180,7 +180,7 @@ struct StatusResult: CommandResult {
 
     /// `backfill running: 1000 of 2500 rows converted (1000 in this run), 800 rows/s, ETA 2s; …`.
     static func backfillRunLine(_ run: BackfillRunReport, isRunning: Bool) -> String {
-        var line = "backfill \(isRunning ? "running" : "stopped"): \(run.converted)\(run.total.map { " of \($0)" } ?? "") rows converted"
+        var line = "backfill \(isRunning ? "running" : "stopped"): \(BackfillRunReport.rowsConverted(run.converted, of: run.total))"
             + " (\(run.convertedThisRun) in this run"
             + ((run.convertedByApplication ?? 0) > 0 ? ", \(run.convertedByApplication ?? 0) more by the application's writes" : "")
             + "), \(run.rowsPerSecond) rows/s"

@@ -1,3 +1,5 @@
+import CutoverPostgres
+
 /// What a `phase` command stopped by a signal leaves behind, for the one line that says how
 /// to go on.
 enum StopEffect: Sendable, Equatable {
@@ -30,7 +32,7 @@ enum StopEffect: Sendable, Equatable {
         case .scratchRemoved:
             return "\(stopped); its scratch database was removed and the real table only read: run it again when ready"
         case .backfillResumable(let converted, let total):
-            return "\(stopped) with \(converted)\(total.map { " of \($0)" } ?? "") rows converted, its cursor saved with the last batch: run 'phase \(command)' again to go on from there, or 'phase status'"
+            return "\(stopped) with \(BackfillRunReport.rowsConverted(converted, of: total)), its cursor saved with the last batch: run 'phase \(command)' again to go on from there, or 'phase status'"
         }
     }
 }

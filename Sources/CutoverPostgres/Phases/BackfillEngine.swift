@@ -261,7 +261,6 @@ public struct BackfillEngine: Sendable {
                 background?.cancel()
                 background = nil
                 let after = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
-                state.backfillConverted = current.converted
                 try count(converted: current.converted, remaining: after, into: &current, state: &state, on: connection)
                 if after == 0 {
                     progress(current)
@@ -296,7 +295,6 @@ public struct BackfillEngine: Sendable {
                 background?.cancel()
                 background = nil
                 let left = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
-                state.backfillConverted = current.converted
                 try count(converted: current.converted, remaining: left, into: &current, state: &state, on: connection)
                 progress(current)
                 if left == 0 { return current }

@@ -195,6 +195,25 @@ struct DeclarativeRefusalTests {
         #expect(try await db.value(Int64.self, "SELECT backfill_initial_remaining FROM cutover.migration_state WHERE plan = 'orders'") == 3)
     }
 
+    /// Parallel workers do not wait for a count either: their ranges come from a sample of the
+    /// table, and the count lands while they convert. Four rows at 0.7 s each take 2.8 s to
+    /// count; two workers take a range each.
+    @Test func parallelWorkersBeginBeforeTheCountLands() async throws {
+        let (db, folder) = try await modernWithSlowUp("decl_backfill_uncounted_workers", seconds: "0.7", rows: "(3, 'new'), (4, 'new')")
+        defer { folder.remove() }
+        let backfill = try await db.phase("--plan", folder.path, "backfill", "--check-timeout", "1s", "--batch-size", "1",
+                                          "--nice-ratio", "2", "--workers", "2")
+        #expect(backfill.status == 0, "\(backfill.diagnostics)")
+        let lines = backfill.diagnostics.split(separator: "\n").map(String.init)
+        let notCounted = lines.firstIndex { $0.hasPrefix("backfill: the rows still to convert were not counted within 1s") }
+        let workers = lines.firstIndex { $0 == "backfill: 2 workers over 2 key ranges" }
+        #expect(notCounted != nil && workers != nil && notCounted! < workers!, "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains(" rows were still to convert when counted (the count took "), "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("backfill: 4/4 done"), "\(backfill.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM orders WHERE status_code IS NULL") == 0)
+        #expect(try await db.value(Int64.self, "SELECT backfill_initial_remaining FROM cutover.migration_state WHERE plan = 'orders'") == 4)
+    }
+
     /// The count that ends a pass runs under the statement timeout; one that runs past it stops
     /// the backfill saying so and what to give it. Three rows another session holds are skipped
     /// by the pass, and counting them takes 1.2 s, past a statement timeout of 1 s.

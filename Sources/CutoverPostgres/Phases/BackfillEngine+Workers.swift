@@ -7,12 +7,14 @@ import Synchronization
 extension BackfillEngine {
     /// Converts `ranges` on up to ``Options/workers`` threads, each with a session of its own,
     /// taking the next range when it finishes one, all at `pacer`'s pace; the calling thread
-    /// reports their sum and the pace as they go. Returns when every worker has stopped; throws
-    /// the first worker's error then, after the others have finished what they could.
+    /// reports their sum and the pace as they go, and lets `landCount` set the total from a
+    /// count that lands meanwhile. Returns when every worker has stopped; throws the first
+    /// worker's error then, after the others have finished what they could.
     func runWorkers(over ranges: [BackfillRanges.Range], from start: Progress, pacer: BackfillPacer, began: ContinuousClock.Instant,
                     on connection: PostgresConnection, openSession: @escaping @Sendable () throws -> PostgresConnection,
                     isStopRequested: @escaping @Sendable () -> Bool, progress: (Progress) -> Void,
-                    log: @escaping @Sendable (String) -> Void, attempt: Int64?) throws -> Progress {
+                    log: @escaping @Sendable (String) -> Void, attempt: Int64?,
+                    landCount: (inout Progress) throws -> Void) throws -> Progress {
         let count = max(1, min(options.workers, ranges.count))
         var first = start
         first.workers = count
@@ -34,6 +36,8 @@ extension BackfillEngine {
         while true {
             let isFinished = board.waitForChange(timeout: .milliseconds(200))
             var current = board.snapshot
+            try landCount(&current)
+            board.count(total: current.total, convertedByApplication: current.convertedByApplication)
             pacer.apply(to: &current)
             if current != reported {
                 let recordsBatch = current.batches != reported.batches
@@ -126,6 +130,14 @@ final class WorkerBoard: Sendable {
             state.progress.batches += 1
         }
         changed.signal()
+    }
+
+    /// Sets the total and the rows the application converted, as a count found them.
+    func count(total: Int64?, convertedByApplication: Int64) {
+        state.withLock { state in
+            state.progress.total = total
+            state.progress.convertedByApplication = convertedByApplication
+        }
     }
 
     /// Wakes the calling thread to report: the pace changed.

@@ -53,8 +53,8 @@ public struct BackfillEngine: Sendable {
         /// The longest the count of rows still to convert may take before the first batch; past
         /// it the backfill begins without a total and counts on a session of its own meanwhile
         /// (``BackgroundRemainingCount``), so that a table too large to count quickly starts at
-        /// once. Nil counts under the session's statement timeout. Parallel workers always wait
-        /// for the count: it sizes their key ranges.
+        /// once. Nil counts under the session's statement timeout. Parallel workers begin at once
+        /// too: their key ranges come from a sample of the table, not from the count.
         public var startCountTimeout: Duration?
 
         /// 1,000 rows every batch, no pause, 500 ms lock timeout, 20 passes, standbys kept
@@ -173,7 +173,7 @@ public struct BackfillEngine: Sendable {
     /// The statement counting the rows still to convert.
     public let remainingSQL: String
     /// The statement dividing the rows still to convert into key ranges for parallel workers
-    /// (parameters: rows to a range, the most range ends; returns `upper_key`), nil when the
+    /// (parameter: the ranges wanted; returns the `upper_key` of each but the last), nil when the
     /// plan has none. With one, the batch statement takes a third parameter: the last key of
     /// its range, NULL for none.
     public let splitSQL: String?
@@ -233,7 +233,7 @@ public struct BackfillEngine: Sendable {
         var current = Progress(converted: state.backfillConverted, total: nil, batches: 0, pass: 1)
         current.convertedBefore = current.converted
         let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
-        let countTimeout = options.workers > 1 ? nil : options.startCountTimeout
+        let countTimeout = options.startCountTimeout
         var background: BackgroundRemainingCount?
         defer { background?.cancel() }
         let left = try startingCount(on: connection, timeout: countTimeout, isStopRequested: isStopRequested)
@@ -250,13 +250,16 @@ public struct BackfillEngine: Sendable {
         // One pace for the whole backfill: its workers, and the passes after them.
         let pacer = BackfillPacer(plan: plan, options: options, log: log)
         if let splitSQL {
-            // Without a count there is one worker (parallel workers wait for it), and one worker
-            // makes no new ranges.
             let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)
-                .prepare(workers: options.workers, remaining: left ?? 0, on: connection, log: log)
+                .prepare(workers: options.workers, remaining: left, on: connection, log: log)
             if !ranges.isEmpty {
                 current = try runWorkers(over: ranges, from: current, pacer: pacer, began: began, on: connection, openSession: open,
-                                         isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt)
+                                         isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt) { current in
+                    // The calling thread takes the background count in while the workers convert.
+                    guard let counting = background, let outcome = counting.outcome else { return }
+                    background = nil
+                    try landed(outcome, into: &current, state: &state, on: connection, log: log)
+                }
                 cursor = nil
                 background?.cancel()
                 background = nil

@@ -29,15 +29,17 @@ struct BackfillRanges {
     }
 
     let plan: String
-    /// The plan's statement of range ends: `$1` rows to a range, `$2` the most ends.
+    /// The plan's statement of range ends: `$1` the ranges wanted; at most `$1` - 1 ends.
     let splitSQL: String
 
     /// The ranges this run's workers are to convert: those an earlier run left unfinished, or,
-    /// when the plan has none and `workers` is above 1, new ones of about equal numbers of the
-    /// `remaining` rows, made in one transaction that also sets the plan's own cursor back to
-    /// the start (the pass after the ranges walks the whole table for what they skipped).
-    /// Empty when a single worker is to walk the table as a whole.
-    func prepare(workers: Int, remaining: Int64, on connection: PostgresConnection,
+    /// when the plan has none and `workers` is above 1, one for each worker, of about equal
+    /// numbers of the rows still to convert as a sample of the table finds them, made in one
+    /// transaction that also sets the plan's own cursor back to the start (the pass after the
+    /// ranges walks the whole table for what they skipped). Empty when a single worker is to
+    /// walk the table as a whole, or when a count found nothing to convert (`remaining` 0; nil
+    /// when not counted).
+    func prepare(workers: Int, remaining: Int64?, on connection: PostgresConnection,
                  log: (String) -> Void) throws -> [Range] {
         let existing = try Self.all(plan: plan, on: connection)
         if !existing.isEmpty {
@@ -47,10 +49,8 @@ struct BackfillRanges {
             }
             return undone
         }
-        guard workers > 1, remaining > 0 else { return [] }
-        let perRange = (remaining + Int64(workers) - 1) / Int64(workers)
-        let ends = try connection.query(PostgresQuery(unsafeSQL: splitSQL,
-                                                      binds: [perRange.postgresBind, Int32(workers - 1).postgresBind]))
+        guard workers > 1, remaining != 0 else { return [] }
+        let ends = try connection.query(PostgresQuery(unsafeSQL: splitSQL, binds: [Int32(clamping: workers).postgresBind]))
             .map { try $0.decode(String.self, "upper_key") }
         var ranges: [Range] = []
         var lower: String?

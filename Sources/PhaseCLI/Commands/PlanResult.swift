@@ -191,11 +191,12 @@ struct PlanResult: CommandResult {
         sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    /// The work's name in JSON: `catalog`, `scan`, `rows`, `rewrite`.
+    /// The work's name in JSON: `catalog`, `scan`, `sample`, `rows`, `rewrite`.
     static func workName(_ work: TableWork) -> String {
         switch work {
         case .catalog: "catalog"
         case .scan: "scan"
+        case .sample: "sample"
         case .rows: "rows"
         case .rewrite: "rewrite"
         }

@@ -53,16 +53,19 @@ public enum TableWork: Sendable, Hashable, CustomStringConvertible {
     case catalog
     /// It reads every row (an index build, a validation), under a lock that lets writes go on.
     case scan
+    /// It reads a sample of the table's pages, a few hundred whatever its size.
+    case sample
     /// It writes some rows, as an application's statement does.
     case rows
     /// It rewrites the whole table under its lock.
     case rewrite
 
-    /// `catalog only`, `scans the table`, `writes rows`, `rewrites the table`.
+    /// `catalog only`, `scans the table`, `reads a sample of the table`, `writes rows`, `rewrites the table`.
     public var description: String {
         switch self {
         case .catalog: "catalog only"
         case .scan: "scans the table"
+        case .sample: "reads a sample of the table"
         case .rows: "writes rows"
         case .rewrite: "rewrites the table"
         }

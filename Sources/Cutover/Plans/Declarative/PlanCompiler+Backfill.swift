@@ -111,38 +111,56 @@ extension PlanCompiler {
                             statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])
     }
 
-    /// Where parallel workers' key ranges end: `$1` rows to a range, `$2` the most ranges
-    /// wanted less one; the key (as JSON text, like the batch's `last_key`) of every `$1`-th
-    /// row whose modern columns are all NULL, in key order, as `upper_key`, read in one walk of
-    /// the table in key order. The ranges' ends need no row's functions: a row they give
+    /// Where parallel workers' key ranges end: `$1` the ranges wanted; the keys (as JSON text,
+    /// like the batch's `last_key`) that divide a sample of the rows still to convert into `$1`
+    /// parts of about equal numbers, in key order, as `upper_key`: at most `$1` less one, none
+    /// when the sample finds nothing to convert.
+    ///
+    /// The sample is `TABLESAMPLE SYSTEM`, whole pages picked at random, sized from the table's
+    /// row estimate (`pg_class.reltuples`, or its size on disk at 20 rows a page before it was
+    /// ever analysed) to about ``splitSampleRows`` rows: the split reads a few hundred pages of a
+    /// table of any size, where reading every row in key order took as long as a count of it,
+    /// and needs no count first. The ranges' ends need no row's functions: a row they give
     /// nothing is in a range as any other, and its batch leaves it as it is.
     func backfillSplit() -> CompiledFile {
         let purpose = """
-            Backfill, the key ranges of parallel workers: the key of every $1-th row still to convert, in key
-            order, at most $2 of them. Each ends a range; the last range runs to the end of the table.
+            Backfill, the key ranges of parallel workers: the keys that divide a sample of the rows still to
+            convert (a few hundred pages picked at random) into $1 parts, in key order, at most $1 - 1 of them.
+            Each ends a range; the last range runs to the end of the table.
             """
         guard !targets.isEmpty else {
             return CompiledFile("compiled/backfill_split.sql", purpose: purpose + "\nThis plan has no column to backfill.",
                                 statements: [.init("""
-                                    SELECT CAST(NULL AS text) AS upper_key WHERE CAST($1 AS bigint) < 0 AND CAST($2 AS integer) < 0
+                                    SELECT CAST(NULL AS text) AS upper_key WHERE CAST($1 AS integer) < 0
                                     """, lock: nil, work: .catalog)])
         }
         let key = plan.key.map(SQLName.identifier)
         let keyed = key.map { "t." + $0 }
         let asJSON = "jsonb_build_object(" + zip(plan.key, key).map { "\(SQLName.literal($0)), s.\($1)" }.joined(separator: ", ") + ")::text"
+        let estimate = """
+            SELECT least(100, 100 * \(Self.splitSampleRows) / greatest(CASE WHEN c.reltuples > 0 THEN c.reltuples
+                                     ELSE pg_relation_size(c.oid) / current_setting('block_size')::float8 * 20 END, 1))
+                          FROM pg_catalog.pg_class AS c WHERE c.oid = CAST(\(SQLName.literal(table.sql)) AS regclass)
+            """
         let sql = """
-            SELECT \(asJSON) AS upper_key FROM (
-                SELECT \(keyed.joined(separator: ", ")), row_number() OVER (ORDER BY \(keyed.joined(separator: ", "))) AS n
-                  FROM \(table.sql) AS t
+            WITH sampled AS (
+                SELECT \(keyed.joined(separator: ", ")), ntile(CAST($1 AS integer)) OVER (ORDER BY \(keyed.joined(separator: ", "))) AS part
+                  FROM \(table.sql) AS t TABLESAMPLE SYSTEM ((\(estimate)))
                  WHERE \(unconvertedPredicate(alias: "t"))
+            )
+            SELECT \(asJSON) AS upper_key FROM (
+                SELECT DISTINCT ON (part) \(key.joined(separator: ", ")), part FROM sampled
+                 ORDER BY part, \(key.map { "\($0) DESC" }.joined(separator: ", "))
             ) AS s
-             WHERE s.n % CAST($1 AS bigint) = 0
-             ORDER BY s.n
-             LIMIT CAST($2 AS integer)
+             WHERE s.part < CAST($1 AS integer)
+             ORDER BY \(key.map { "s." + $0 }.joined(separator: ", "))
             """
         return CompiledFile("compiled/backfill_split.sql", purpose: purpose,
-                            statements: [.init(sql, lock: .accessShare, work: .scan, note: "in key order")])
+                            statements: [.init(sql, lock: .accessShare, work: .sample)])
     }
+
+    /// About how many rows the split of parallel workers' ranges samples.
+    static let splitSampleRows = 30_000
 
     /// The count of rows backfill has still to convert, by `cutover.count_rows`: the plan's
     /// functions written out over the row's columns under the row functions' own `search_path`,

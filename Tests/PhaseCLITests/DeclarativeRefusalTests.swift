@@ -161,11 +161,15 @@ struct DeclarativeRefusalTests {
 
     /// The orders table with `rows` more, its plan's `up` sleeping `seconds` a row, expanded and
     /// switched to the modern writer: ready for a backfill.
-    private func modernWithSlowUp(_ label: String, seconds: String, rows: String) async throws -> (WorkflowDatabase, PlanFolder) {
+    /// With `voidIsNull`, `up` gives NULL for a status of `void`: such a row is never converted,
+    /// and every count of the rows still to convert calls `up` for it.
+    private func modernWithSlowUp(_ label: String, seconds: String, rows: String,
+                                  voidIsNull: Bool = false) async throws -> (WorkflowDatabase, PlanFolder) {
         let (db, folder) = try await baseline(label)
+        let otherwise = voidIsNull ? "WHEN status <> 'void' THEN 2" : "ELSE 2"
         try folder.write("plan.json", Self.manifest("""
             {"alter_column": {"from": "status", "to": {"name": "status_code", "type": "smallint"},
-              "up": "CASE WHEN pg_sleep(\(seconds)) IS NULL AND status = 'new' THEN 1 ELSE 2 END",
+              "up": "CASE WHEN pg_sleep(\(seconds)) IS NULL AND status = 'new' THEN 1 \(otherwise) END",
               "down": "CASE status_code WHEN 1 THEN 'new' ELSE 'paid' END"}}
             """))
         try await db.sql { try $0.execute(unsafeSQL: "INSERT INTO orders VALUES \(rows)") }
@@ -214,26 +218,27 @@ struct DeclarativeRefusalTests {
         #expect(try await db.value(Int64.self, "SELECT backfill_initial_remaining FROM cutover.migration_state WHERE plan = 'orders'") == 4)
     }
 
-    /// The count that ends a pass runs under the statement timeout; one that runs past it stops
-    /// the backfill saying so and what to give it. Three rows another session holds are skipped
-    /// by the pass, and counting them takes 1.2 s, past a statement timeout of 1 s.
-    @Test func aPassEndCountPastTheStatementTimeoutSaysWhatToGiveIt() async throws {
-        let (db, folder) = try await modernWithSlowUp("decl_backfill_pass_count", seconds: "0.4", rows: "(3, 'new'), (4, 'new'), (5, 'paid')")
+    /// A pass that skipped no row held by another transaction has converted every row it
+    /// walked; the count that confirms it runs under the check timeout, and past it the
+    /// backfill ends without it, saying that contract counts. Three `void` rows, whose `up`
+    /// gives NULL after 0.4 s, make every count take 1.2 s, past a check timeout of 1 s.
+    @Test func aPassThatSkippedNothingEndsTheBackfillWhenTheCountRunsPastTheCheckTimeout() async throws {
+        let (db, folder) = try await modernWithSlowUp("decl_backfill_uncounted_end", seconds: "0.4",
+                                                      rows: "(3, 'new'), (4, 'void'), (5, 'void'), (6, 'void')", voidIsNull: true)
         defer { folder.remove() }
-        let (database, url, path) = (db.database, db.url, folder.path)
-        let backfill = try await onThread {
-            // The rows are held until this connection closes, when the closure returns.
-            let holder = try database.connect()
-            try holder.execute(unsafeSQL: "BEGIN; SELECT id FROM orders WHERE id >= 3 FOR UPDATE")
-            return try PhaseBinary.run(["--plan", path, "backfill", "--statement-timeout", "1s", "--batch-size", "1"], databaseURL: url)
-        }
-        #expect(backfill.status == 1, "\(backfill.diagnostics)")
-        #expect(backfill.diagnostics.contains("the count of rows still to convert that ends pass 1 ran past the statement timeout: it reads "
-                                              + "the whole table; run backfill again with a --statement-timeout as long as a SELECT count(*) "
-                                              + "of the table takes"), "\(backfill.diagnostics)")
-        let again = try await db.phase("--plan", folder.path, "backfill")
-        #expect(again.status == 0, "\(again.diagnostics)")
-        #expect(try await db.value(Int64.self, "SELECT count(*) FROM orders WHERE status_code IS NULL") == 0)
+        let backfill = try await db.phase("--plan", folder.path, "backfill", "--check-timeout", "1s", "--batch-size", "10")
+        #expect(backfill.status == 0, "\(backfill.diagnostics)")
+        #expect(backfill.diagnostics.contains("backfill: pass 1 converted every row still to convert that it walked; the rows left were "
+                                              + "not counted within 1s (the count reads the table), and contract counts them before it runs"),
+                "\(backfill.diagnostics)")
+        #expect(try await db.value(Int64.self, "SELECT count(*) FROM orders WHERE status_code IS NULL") == 3, "the void rows stay as they were")
+        #expect(try await db.value(String.self, "SELECT phase FROM cutover.migration_state WHERE plan = 'orders'") == "backfilled")
+        // Contract's own count runs under the check timeout: too short, it refuses; long enough, it finds none left.
+        let short = try await db.phase("--plan", folder.path, "check", "contract", "--check-timeout", "1s")
+        let refusal = short.output.split(separator: "\n").first { $0.contains("FAILED no v1-only rows") }
+        #expect(short.status == 3 && refusal?.contains("timed out after 1s") == true, "\(short.output) \(short.diagnostics)")
+        let long = try await db.phase("--plan", folder.path, "check", "contract", "--check-timeout", "20s")
+        #expect(long.output.contains("ok     no v1-only rows: expected = 0, observed 0"), "\(long.output)")
     }
 
     @Test func theValidPlanPassesTheProbeAndExpands() async throws {

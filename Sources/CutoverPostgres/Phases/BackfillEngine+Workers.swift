@@ -13,7 +13,7 @@ extension BackfillEngine {
     func runWorkers(over ranges: [BackfillRanges.Range], from start: Progress, pacer: BackfillPacer, began: ContinuousClock.Instant,
                     on connection: PostgresConnection, openSession: @escaping @Sendable () throws -> PostgresConnection,
                     isStopRequested: @escaping @Sendable () -> Bool, progress: (Progress) -> Void,
-                    log: @escaping @Sendable (String) -> Void, attempt: Int64?,
+                    log: @escaping @Sendable (String) -> Void, attempt: Int64?, skipped: inout SkippedRows,
                     landCount: (inout Progress) throws -> Void) throws -> Progress {
         let count = max(1, min(options.workers, ranges.count))
         var first = start
@@ -51,6 +51,7 @@ extension BackfillEngine {
             if isFinished { break }
         }
         var (current, error) = board.outcome
+        skipped = board.skipped
         pacer.apply(to: &current)
         if let error {
             if case BackfillError.stopped = error { throw BackfillError.stopped(converted: current.converted) }
@@ -81,7 +82,7 @@ extension BackfillEngine {
                                              in: .range(number: range.number, upper: range.upper), report: nil, on: session)
                     let pause = try pacer.afterBatch(clearance, time: clock.now - began, endedRange: batch.lastKey == nil,
                                                      on: session, progress: &mine)
-                    board.record(batchOf: batch.converted)
+                    board.record(batchOf: batch.converted, skipped: batch.skipped, after: cursor, through: batch.lastKey ?? range.upper)
                     guard let key = batch.lastKey else { break }
                     cursor = key
                     pacer.rest(pause, progress: &mine)
@@ -102,6 +103,7 @@ final class WorkerBoard: Sendable {
         var progress: BackfillEngine.Progress
         var finished = 0
         var error: (any Error)?
+        var skipped = BackfillEngine.SkippedRows()
     }
     private let state: Mutex<State>
     private let changed = DispatchSemaphore(value: 0)
@@ -123,11 +125,16 @@ final class WorkerBoard: Sendable {
         state.withLock { $0.ranges.isEmpty ? nil : $0.ranges.removeFirst() }
     }
 
-    /// Adds a worker's batch of `converted` rows to the sum.
-    func record(batchOf converted: Int64) {
+    /// What every worker's batches skipped, in the order they ran.
+    var skipped: BackfillEngine.SkippedRows { state.withLock { $0.skipped } }
+
+    /// Adds a worker's batch of `converted` rows to the sum, and the rows it skipped in the keys
+    /// after `after` through `last`.
+    func record(batchOf converted: Int64, skipped: Int64?, after: String?, through last: String?) {
         state.withLock { state in
             state.progress.converted += converted
             state.progress.batches += 1
+            state.skipped.note(skipped, after: after, through: last)
         }
         changed.signal()
     }

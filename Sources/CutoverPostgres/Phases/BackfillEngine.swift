@@ -5,12 +5,13 @@ import PostgresClient
 /// Converts the rows that lack the new representation, in keyset batches, resumably.
 ///
 /// The plan gives two statements: a batch (parameters: the last key of the previous batch,
-/// NULL at the start, and the batch size; returns `last_key`, `converted`, `scanned`) and a
-/// count of the rows still to convert. Each batch runs in its own short transaction together
-/// with the update of the cursor in `cutover.migration_state`, so a backfill killed at any
-/// moment resumes from exactly where its last durable batch ended. Rows another transaction
-/// holds are skipped by the batch statement and picked up by a later pass; the engine makes
-/// passes until nothing remains, up to a bound. Memory does not grow with the table: one batch
+/// NULL at the start, and the batch size; returns `last_key`, `converted`, `scanned`, and
+/// optionally `skipped`) and a count of the rows still to convert. Each batch runs in its own
+/// short transaction together with the update of the cursor in `cutover.migration_state`, so a
+/// backfill killed at any moment resumes from exactly where its last durable batch ended. Rows
+/// another transaction holds are skipped by the batch statement and picked up by a later pass:
+/// over the keys of the batches that skipped them when the batch says so (`skipped`), over the
+/// whole table when it does not; the engine makes passes until nothing remains, up to a bound. Memory does not grow with the table: one batch
 /// is in flight at a time and only its summary row comes back.
 public struct BackfillEngine: Sendable {
     /// How the backfill paces itself.
@@ -240,38 +241,49 @@ public struct BackfillEngine: Sendable {
         if let left {
             try count(converted: current.converted, remaining: left, into: &current, state: &state, on: connection)
         } else if let countTimeout {
-            log("backfill: the rows still to convert were not counted within \(DurationText.format(countTimeout, smallestUnit: .seconds)) "
+            log("backfill: the rows still to convert were not counted within \(DurationText.format(countTimeout)) "
                 + "(the count reads the table); converting meanwhile, and counting on a session of its own")
             background = BackgroundRemainingCount(plan: plan, remainingSQL: remainingSQL, openSession: open)
         }
         let clock = ContinuousClock()
         let began = clock.now
-        var cursor = state.backfillCursor
+        // The first pass walks the table from the cursor; a later one, the keys of the batches
+        // of the pass before it that skipped rows.
+        var spans = [KeySpan(after: state.backfillCursor, upper: nil)]
+        // The keys an earlier run walked: the one pass that may not end uncounted walks them again.
+        var uncovered = state.backfillCursor.map { [KeySpan(after: nil, upper: $0)] } ?? []
         // One pace for the whole backfill: its workers, and the passes after them.
         let pacer = BackfillPacer(plan: plan, options: options, log: log)
         if let splitSQL {
+            let earlier = try BackfillRanges.all(plan: plan, on: connection)
             let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)
                 .prepare(workers: options.workers, remaining: left, on: connection, log: log)
             if !ranges.isEmpty {
+                uncovered = earlier.compactMap(\.walkedBefore)
+                var skipped = SkippedRows()
                 current = try runWorkers(over: ranges, from: current, pacer: pacer, began: began, on: connection, openSession: open,
-                                         isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt) { current in
+                                         isStopRequested: isStopRequested, progress: progress, log: log, attempt: attempt,
+                                         skipped: &skipped) { current in
                     // The calling thread takes the background count in while the workers convert.
                     guard let counting = background, let outcome = counting.outcome else { return }
                     background = nil
                     try landed(outcome, into: &current, state: &state, on: connection, log: log)
                 }
-                cursor = nil
                 background?.cancel()
                 background = nil
-                let after = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
-                try count(converted: current.converted, remaining: after, into: &current, state: &state, on: connection)
-                if after == 0 {
+                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
+                                               isStopRequested: isStopRequested, log: log) else {
                     progress(current)
                     return current
                 }
+                spans = next
                 current.pass += 1
+                try waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
             }
         }
+        var span = 0
+        var cursor = spans[0].after
+        var skipped = SkippedRows()
         pacer.apply(to: &current)
         progress(current)
         while true {
@@ -287,22 +299,34 @@ public struct BackfillEngine: Sendable {
             var reported = current
             reported.batches += 1
             let report = attempt.map { Report(attempt: $0, progress: reported, elapsed: clock.now - began) }
-            let batch = try runBatch(after: cursor, size: clearance.batchSize, in: .whole, report: report, on: connection)
+            let batch = try runBatch(after: cursor, size: clearance.batchSize, in: .whole(upper: spans[span].upper), report: report,
+                                     on: connection)
             let pause = try pacer.afterBatch(clearance, time: clock.now - batchBegan, endedRange: batch.lastKey == nil,
                                              on: connection, progress: &current)
             current.batches += 1
             current.converted += batch.converted
+            skipped.note(batch.skipped, after: cursor, through: batch.lastKey ?? spans[span].upper)
             cursor = batch.lastKey
-            if cursor == nil {
-                // The end of a pass: what is left now tells what the application converted meanwhile.
+            if cursor == nil, span + 1 < spans.count {
+                // The next span of keys this pass walks again.
+                span += 1
+                cursor = spans[span].after
+                progress(current)
+            } else if cursor == nil {
+                // The end of a pass.
                 background?.cancel()
                 background = nil
-                let left = try passEndCount(on: connection, pass: current.pass, isStopRequested: isStopRequested)
-                try count(converted: current.converted, remaining: left, into: &current, state: &state, on: connection)
+                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
+                                               isStopRequested: isStopRequested, log: log) else {
+                    progress(current)
+                    return current
+                }
                 progress(current)
-                if left == 0 { return current }
-                guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(left) }
+                (spans, span, skipped) = (next, 0, SkippedRows())
+                cursor = spans[0].after
                 current.pass += 1
+                try waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
+                continue
             } else {
                 if let counting = background, let outcome = counting.outcome {
                     background = nil
@@ -316,7 +340,7 @@ public struct BackfillEngine: Sendable {
 
     /// The rows still to convert before the first batch, nil when the count ran past `timeout`
     /// (nil: the session's statement timeout only).
-    private func startingCount(on connection: PostgresConnection, timeout: Duration?,
+    func startingCount(on connection: PostgresConnection, timeout: Duration?,
                                isStopRequested: () -> Bool) throws -> Int64? {
         guard let timeout else { return try remaining(on: connection) }
         let milliseconds = Int64((timeout / .milliseconds(1)).rounded(.up))
@@ -331,7 +355,7 @@ public struct BackfillEngine: Sendable {
     }
 
     /// The rows still to convert at the end of pass `pass`, under the session's statement timeout.
-    private func passEndCount(on connection: PostgresConnection, pass: Int, isStopRequested: () -> Bool) throws -> Int64 {
+    func passEndCount(on connection: PostgresConnection, pass: Int, isStopRequested: () -> Bool) throws -> Int64 {
         do {
             return try remaining(on: connection)
         } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() {
@@ -342,7 +366,7 @@ public struct BackfillEngine: Sendable {
     /// Takes a count of `remaining` rows still to convert, `converted` rows converted, into the
     /// progress, and records what there was to convert when the backfill began if no earlier
     /// count has: the application's own conversions are told apart from it later.
-    private func count(converted: Int64, remaining: Int64, into current: inout Progress, state: inout MigrationState,
+    func count(converted: Int64, remaining: Int64, into current: inout Progress, state: inout MigrationState,
                        on connection: PostgresConnection) throws {
         if state.backfillInitialRemaining == nil {
             state.backfillInitialRemaining = converted + remaining
@@ -372,23 +396,31 @@ public struct BackfillEngine: Sendable {
         }
     }
 
-    /// Where a batch's cursor is kept: the plan's migration state, for the whole table, or one
-    /// of its key ranges, which ends at `upper` (nil: the end of the table).
+    /// Where a batch's cursor is kept: the plan's migration state, for the table as one walk
+    /// (a later pass's span of it ends at `upper`), or one of its key ranges, which ends at
+    /// `upper`; nil: the end of the table.
     enum Span {
-        case whole
+        case whole(upper: String?)
         case range(number: Int, upper: String?)
+
+        var upper: String? {
+            switch self {
+            case .whole(let upper), .range(_, let upper): upper
+            }
+        }
     }
 
     /// Runs one batch after `cursor` in its own transaction, with the cursor and the rows
-    /// converted, and the run's report when given.
+    /// converted, and the run's report when given. `skipped` is nil for a batch that does not
+    /// say how many rows other transactions held.
     func runBatch(after cursor: String?, size: Int, in span: Span, report: Report?,
-                  on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64) {
+                  on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64, skipped: Int64?) {
         let size = Int32(clamping: size)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
         var binds = [cursor.postgresBind, size.postgresBind]
         if splitSQL != nil {
             // A plan that divides its rows has a batch that takes the end of its range.
-            if case .range(_, let upper) = span { binds.append(upper.postgresBind) } else { binds.append(String?.none.postgresBind) }
+            binds.append(span.upper.postgresBind)
         }
         return try connection.withTransaction { connection in
             // A plan for each batch's own cursor: the batch statement is prepared, and a generic
@@ -402,9 +434,11 @@ public struct BackfillEngine: Sendable {
                 SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
                 SET LOCAL synchronous_commit = off
                 """)
-            let row = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: binds))[0]
+            let rows = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: binds))
+            let row = rows[0]
             let lastKey = try row.decode(String?.self, "last_key")
             let converted = try row.decode(Int64.self, "converted")
+            let skipped = rows.columns.contains { $0.name == "skipped" } ? try row.decode(Int64.self, "skipped") : nil
             switch span {
             case .whole:
                 try connection.query("""
@@ -416,7 +450,7 @@ public struct BackfillEngine: Sendable {
                 try BackfillRanges.record(plan: plan, range: number, lastKey: lastKey, converted: converted, on: connection)
             }
             if let report { try write(report, converted: converted, batchSize: Int64(size), recordsBatch: true, on: connection) }
-            return (lastKey, converted)
+            return (lastKey, converted, skipped)
         }
     }
 }

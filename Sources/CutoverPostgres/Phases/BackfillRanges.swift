@@ -26,6 +26,13 @@ struct BackfillRanges {
 
         /// Where the range's next batch starts after.
         var resumeAfter: String? { cursor ?? lower }
+
+        /// The keys of the range that batches have walked: all of it once done, up to its
+        /// cursor before; nil before its first batch.
+        var walkedBefore: BackfillEngine.KeySpan? {
+            if isDone { return BackfillEngine.KeySpan(after: lower, upper: upper) }
+            return cursor.map { BackfillEngine.KeySpan(after: lower, upper: $0) }
+        }
     }
 
     let plan: String

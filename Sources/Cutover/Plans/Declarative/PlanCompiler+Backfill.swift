@@ -1,7 +1,7 @@
 extension PlanCompiler {
     /// The backfill batch, keeping `BackfillEngine`'s contract: `$1` the cursor as text (NULL
     /// at the start), `$2` the batch size, `$3` the last key of the batch's range as text (NULL:
-    /// to the end of the table); one row of `last_key`, `converted`, `scanned`.
+    /// to the end of the table); one row of `last_key`, `converted`, `scanned`, `skipped`.
     ///
     /// Rows are walked in key order along the key's own btree index (expand checks there is
     /// one), single-column or composite, of any type with a btree order, from the cursor to
@@ -17,9 +17,13 @@ extension PlanCompiler {
     /// (`{"tenant_id": 7, "id": 42}`), read back into the key's own types by
     /// `jsonb_populate_record` over the table's row type, so the compiler needs no type and
     /// text never compares where numbers should.
-    /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`); the writer's
-    /// trigger converts them, and a later pass any that remain. A row is converted once, only
-    /// while its modern columns are all NULL, and updated by the tuple ID it was locked at.
+    /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`) and counted as
+    /// `skipped`; the writer's trigger converts them, and a later pass walks again the keys of
+    /// the batches that skipped any. The rows still to convert are found first, then locked by
+    /// their tuple IDs, so that the two counts differ by exactly the rows it could not lock (or
+    /// that changed in between, which a later pass looks at again too). A row is converted
+    /// once, only while its modern columns are all NULL, and updated by the tuple ID it was
+    /// locked at.
     ///
     /// Each row's functions run once. An `alter_column`'s modern columns are named with their
     /// own (NULL) values under the session mark `cutover.backfill`, set for the transaction by
@@ -35,12 +39,14 @@ extension PlanCompiler {
             Backfill, one batch: the next $2 keys after the cursor $1 (NULL: from the start), up to the key
             $3 (NULL: to the end), in key order; those of their rows whose modern columns are still NULL are
             given their values by the row functions. Returns the last key walked as JSON (NULL when none
-            remain past $1 up to $3), the rows converted and the keys walked.
+            remain past $1 up to $3), the rows converted, the keys walked, and the rows still to convert
+            among them that another transaction held (a later pass walks their keys again).
             """
         guard !targets.isEmpty else {
             return CompiledFile("compiled/backfill_batch.sql", purpose: purpose + "\nThis plan has no column to backfill.",
                                 statements: [.init("""
-                                    SELECT CAST(NULL AS text) AS last_key, CAST(0 AS bigint) AS converted, CAST(0 AS bigint) AS scanned
+                                    SELECT CAST(NULL AS text) AS last_key, CAST(0 AS bigint) AS converted, CAST(0 AS bigint) AS scanned,
+                                           CAST(0 AS bigint) AS skipped
                                      WHERE CAST($1 AS text) IS NULL OR CAST($2 AS integer) > 0 OR CAST($3 AS text) IS NULL
                                     """, lock: nil, work: .catalog)])
         }
@@ -90,12 +96,15 @@ extension PlanCompiler {
             ), batch_end AS (
                 SELECT \(key.map { "b." + $0 }.joined(separator: ", ")) FROM walked AS b
                  ORDER BY \(key.map { "b.\($0) DESC" }.joined(separator: ", ")) LIMIT 1
-            ), locked AS (
+            ), pending AS (
                 SELECT t.ctid FROM \(table.sql) AS t
                  WHERE \(tuple(keyed)) >= \(bound("lower_key"))
                    AND \(tuple(keyed)) <= \(bound("batch_end"))
                    AND (CAST($1 AS text) IS NULL OR \(tuple(keyed)) <> \(bound("cursor_key")))
                    AND (\(unconvertedPredicate(alias: "t")))
+            ), locked AS (
+                SELECT t.ctid FROM \(table.sql) AS t
+                 WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM pending)) AND (\(unconvertedPredicate(alias: "t")))
                    FOR UPDATE OF t SKIP LOCKED
             ), converted AS (
                 UPDATE \(table.sql) AS t
@@ -105,7 +114,8 @@ extension PlanCompiler {
             )
             SELECT (SELECT \(lastKey) FROM batch_end AS l) AS last_key,
                    (SELECT count(*) FROM converted WHERE filled) AS converted,
-                   (SELECT count(*) FROM walked) AS scanned
+                   (SELECT count(*) FROM walked) AS scanned,
+                   (SELECT count(*) FROM pending) - (SELECT count(*) FROM locked) AS skipped
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
                             statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])

@@ -1,7 +1,8 @@
 -- Backfill, one batch: the next $2 keys after the cursor $1 (NULL: from the start), up to the key
 -- $3 (NULL: to the end), in key order; those of their rows whose modern columns are still NULL are
 -- given their values by the row functions. Returns the last key walked as JSON (NULL when none
--- remain past $1 up to $3), the rows converted and the keys walked.
+-- remain past $1 up to $3), the rows converted, the keys walked, and the rows still to convert
+-- among them that another transaction held (a later pass walks their keys again).
 
 -- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
 WITH cursor_key AS (
@@ -28,12 +29,15 @@ WITH cursor_key AS (
 ), batch_end AS (
     SELECT b.id FROM walked AS b
      ORDER BY b.id DESC LIMIT 1
-), locked AS (
+), pending AS (
     SELECT t.ctid FROM users AS t
      WHERE t.id >= (SELECT id FROM lower_key)
        AND t.id <= (SELECT id FROM batch_end)
        AND (CAST($1 AS text) IS NULL OR t.id <> (SELECT id FROM cursor_key))
        AND (t.description IS NULL)
+), locked AS (
+    SELECT t.ctid FROM users AS t
+     WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM pending)) AND (t.description IS NULL)
        FOR UPDATE OF t SKIP LOCKED
 ), converted AS (
     UPDATE users AS t
@@ -43,4 +47,5 @@ WITH cursor_key AS (
 )
 SELECT (SELECT jsonb_build_object('id', l.id)::text FROM batch_end AS l) AS last_key,
        (SELECT count(*) FROM converted WHERE filled) AS converted,
-       (SELECT count(*) FROM walked) AS scanned;
+       (SELECT count(*) FROM walked) AS scanned,
+       (SELECT count(*) FROM pending) - (SELECT count(*) FROM locked) AS skipped;

@@ -1,0 +1,99 @@
+import Cutover
+import CutoverPostgres
+import CutoverTestSupport
+import Foundation
+import PostgresClient
+import Synchronization
+import Testing
+
+/// The passes after the first: they walk again the keys of the batches that skipped rows other
+/// transactions held, not the whole table, and a backfill that cannot count when it ends still
+/// walks every key once in the run or the runs before it.
+@Suite("Backfill passes", .timeLimit(.minutes(3)))
+struct BackfillPassesTests {
+    /// The built-in plan's batch, in fixed batches of `batchSize` keys, with `remainingSQL`
+    /// for its count.
+    static func engine(batchSize: Int, remainingSQL: String? = nil, countTimeout: Duration? = nil) throws -> BackfillEngine {
+        let source = try PlanSource.builtIn()
+        let step = try #require(source.plan.step(.backfill)?.backfill)
+        var options = BackfillEngine.Options(batchSize: batchSize, throttle: PlanBackfillThrottle(targetBatchTime: .zero))
+        options.startCountTimeout = countTimeout
+        return BackfillEngine(plan: "drafts", batchSQL: try source.text(step.batch.path),
+                              remainingSQL: try remainingSQL ?? source.text(step.remaining.path),
+                              splitSQL: try step.split.map { try source.text($0.path) }, options: options)
+    }
+
+    /// A count of the rows still to convert that always takes half a second.
+    static let slowCount = "SELECT count(*) FROM drafts, pg_sleep(0.5) WHERE document IS NULL"
+
+    /// A row held when the first pass reaches it is skipped; the second pass walks the ten keys
+    /// of the batch that skipped it (one batch, and an empty one that ends its span), not the
+    /// 200 keys of the table, and converts it once its holder has let go.
+    @Test func theSecondPassWalksTheKeysOfTheBatchThatSkippedARowNotTheTable() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_passes_span", rows: 200, width: 3)
+        let holder = try db.database.connect()
+        try holder.execute(unsafeSQL: "BEGIN")
+        try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-105' FOR UPDATE")
+        let holderPID = try holder.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+        let database = db.database
+        let lines = Mutex<[String]>([])
+        let engine = try Self.engine(batchSize: 10)
+        let progress = try await onThread {
+            try engine.run(on: db.database.connect(), log: { line in
+                lines.withLock { $0.append(line) }
+                // The holder lets go once the first pass has ended, before the second begins: its
+                // session ends, and the call returns once it has.
+                if line.hasPrefix("backfill: pass 1 skipped") {
+                    _ = try? database.connect().query("SELECT pg_terminate_backend(\(holderPID), 10000)")
+                }
+            })
+        }
+        #expect(lines.withLock { $0 }.contains("backfill: pass 1 skipped 1 rows other transactions held; "
+                                               + "pass 2 walks again the keys of the batches that skipped them"), "\(lines.withLock { $0 })")
+        // 20 batches of 10 keys and the empty one that ends the first pass; then 2.
+        #expect(progress.pass == 2 && progress.batches == 23 && progress.converted == 200, "\(progress)")
+        let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
+        #expect(left == 0)
+        await db.close()
+    }
+
+    /// A run stopped after a batch that skipped a held row leaves its cursor past that row.
+    /// The next run, whose count never finishes within its timeout, walks from the cursor to the
+    /// end, skips nothing, and then walks the keys the first run walked before it ends
+    /// uncounted: the row the first run skipped is converted, where ending after the first
+    /// pass would have left it.
+    @Test func aRunThatCannotCountWalksTheKeysAnEarlierRunWalkedBeforeItEnds() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_passes_resume", rows: 100, width: 3)
+        let holder = try db.database.connect()
+        try holder.execute(unsafeSQL: "BEGIN")
+        try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-015' FOR UPDATE")
+        let batches = Atomic(0)
+        let first = try Self.engine(batchSize: 10)
+        let stopped = try await onThread { () -> String in
+            do {
+                try first.run(on: db.database.connect(), isStopRequested: { batches.load(ordering: .relaxed) >= 5 },
+                              progress: { batches.store($0.batches, ordering: .relaxed) })
+                return "finished"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(stopped == BackfillError.stopped(converted: 49).description, "\(stopped)")
+        try holder.execute(unsafeSQL: "ROLLBACK")
+
+        let lines = Mutex<[String]>([])
+        let second = try Self.engine(batchSize: 10, remainingSQL: Self.slowCount, countTimeout: .milliseconds(200))
+        let progress = try await onThread {
+            try second.run(on: db.database.connect(), log: { line in lines.withLock { $0.append(line) } })
+        }
+        let said = lines.withLock { $0 }
+        #expect(said.contains("backfill: the rows left were not counted within 200ms (the count reads the table); pass 2 walks the keys "
+                              + "an earlier run walked, whose skipped rows this run has not seen"), "\(said)")
+        #expect(said.last?.hasPrefix("backfill: pass 2 converted every row still to convert that it walked; the rows left were not counted") == true,
+                "\(said)")
+        #expect(progress.convertedThisRun == 51 && progress.pass == 2, "\(progress)")
+        let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
+        #expect(left == 0, "the row the first run skipped is converted")
+        await db.close()
+    }
+}

@@ -25,6 +25,10 @@ extension BackfillEngine {
         /// The spans to walk again, in the order their batches ran.
         private(set) var spans: [KeySpan] = []
 
+        /// Whether the next pass walks the keys of batches that skipped rows, without a count
+        /// first.
+        var isRetried: Bool { isCounted && count > 0 }
+
         /// Spans kept before the next pass walks the whole table instead.
         static let mostSpans = 10_000
 
@@ -68,7 +72,7 @@ extension BackfillEngine {
     func afterPass(skipping skipped: SkippedRows, uncovered: inout [KeySpan], current: inout Progress,
                    state: inout MigrationState, on connection: PostgresConnection, isStopRequested: () -> Bool,
                    log: (String) -> Void) throws -> [KeySpan]? {
-        if skipped.isCounted, skipped.count > 0 {
+        if skipped.isRetried {
             guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(skipped.count) }
             log("backfill: pass \(current.pass) skipped \(skipped.count) rows other transactions held; pass \(current.pass + 1) "
                 + "walks again the keys of the batches that skipped them")

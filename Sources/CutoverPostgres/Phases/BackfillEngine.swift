@@ -269,8 +269,12 @@ public struct BackfillEngine: Sendable {
                     background = nil
                     try landed(outcome, into: &current, state: &state, on: connection, log: log)
                 }
-                background?.cancel()
-                background = nil
+                // A count still running goes on through a pass over skipped rows' keys; one that
+                // would end the backfill does without it.
+                if !skipped.isRetried {
+                    background?.cancel()
+                    background = nil
+                }
                 guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
                                                isStopRequested: isStopRequested, log: log) else {
                     progress(current)
@@ -314,8 +318,12 @@ public struct BackfillEngine: Sendable {
                 progress(current)
             } else if cursor == nil {
                 // The end of a pass.
-                background?.cancel()
-                background = nil
+                // A count still running goes on through a pass over skipped rows' keys; one that
+                // would end the backfill does without it.
+                if !skipped.isRetried {
+                    background?.cancel()
+                    background = nil
+                }
                 guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
                                                isStopRequested: isStopRequested, log: log) else {
                     progress(current)

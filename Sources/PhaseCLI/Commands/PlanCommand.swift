@@ -12,7 +12,7 @@ struct PlanCommand: PhaseCommand {
             (expand, switch, backfill, contract) and each revert (what phase rollback expand and rollback contract \
             run), it lists each file: whether it runs in a transaction, the server versions it runs on, and its \
             statements, each with the lock it takes on the table, what it does to the rows (catalog only, scans \
-            the table, writes rows, rewrites the table) and anything else it locks. Then the step's checks, each \
+            the table, reads a sample of the table, writes rows, rewrites the table) and anything else it locks. Then the step's checks, each \
             with its expectation and SQL. A step's first line says what the step does to the table as a whole.
 
             A declarative plan (plan.json format 2) declares each generated statement's lock; its hand-written sql \

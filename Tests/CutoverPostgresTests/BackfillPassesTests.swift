@@ -57,6 +57,34 @@ struct BackfillPassesTests {
         await db.close()
     }
 
+    /// The same after four workers: the pass after them walks the ten keys of the one worker's
+    /// batch that skipped the held row, not the table.
+    @Test func afterWorkersTheSecondPassWalksTheKeysOfTheBatchThatSkippedARow() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_passes_workers", rows: 400, width: 3)
+        let holder = try db.database.connect()
+        try holder.execute(unsafeSQL: "BEGIN")
+        try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-155' FOR UPDATE")
+        let holderPID = try holder.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+        let database = db.database
+        let lines = Mutex<[String]>([])
+        let engine = try BackfillWorkersTests.engine(workers: 4, batchSize: 10)
+        let progress = try await onThread {
+            try engine.run(on: db.database.connect(), log: { line in
+                lines.withLock { $0.append(line) }
+                if line.hasPrefix("backfill: pass 1 skipped") {
+                    _ = try? database.connect().query("SELECT pg_terminate_backend(\(holderPID), 10000)")
+                }
+            })
+        }
+        #expect(lines.withLock { $0 }.contains("backfill: pass 1 skipped 1 rows other transactions held; "
+                                               + "pass 2 walks again the keys of the batches that skipped them"), "\(lines.withLock { $0 })")
+        // Four ranges of 100 keys, each 10 batches and the empty one that ends it; then 2.
+        #expect(progress.pass == 2 && progress.batches == 46 && progress.converted == 400, "\(progress)")
+        let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
+        #expect(left == 0)
+        await db.close()
+    }
+
     /// A run stopped after a batch that skipped a held row leaves its cursor past that row.
     /// The next run, whose count never finishes within its timeout, walks from the cursor to the
     /// end, skips nothing, and then walks the keys the first run walked before it ends

@@ -1,5 +1,5 @@
 import Cutover
-import CutoverPostgres
+@testable import CutoverPostgres
 import CutoverTestSupport
 import Foundation
 import PostgresClient
@@ -83,6 +83,31 @@ struct BackfillPassesTests {
         let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
         #expect(left == 0)
         await db.close()
+    }
+
+    /// Batches that skipped rows one after another make one span; a batch that skipped none
+    /// between them makes two; a batch that does not say what it skipped makes the pass end
+    /// with a count; past the most spans the next pass walks the whole table.
+    @Test func theSpansOfSkippedRowsJoinWhenTheirBatchesFollowEachOther() {
+        var skipped = BackfillEngine.SkippedRows()
+        skipped.note(0, after: nil, through: "a")
+        skipped.note(2, after: "a", through: "b")
+        skipped.note(1, after: "b", through: "c")
+        skipped.note(0, after: "c", through: "d")
+        skipped.note(3, after: "d", through: nil)
+        #expect(skipped.spans == [.init(after: "a", upper: "c"), .init(after: "d", upper: nil)] && skipped.count == 6)
+        #expect(skipped.isRetried)
+
+        var unsaid = skipped
+        unsaid.note(nil, after: nil, through: "a")
+        #expect(!unsaid.isCounted && !unsaid.isRetried)
+
+        var many = BackfillEngine.SkippedRows()
+        for index in 0...BackfillEngine.SkippedRows.mostSpans {
+            many.note(1, after: "k\(2 * index)", through: "k\(2 * index + 1)")
+        }
+        many.note(1, after: "z", through: "zz")
+        #expect(many.spans == [.whole] && many.count == Int64(BackfillEngine.SkippedRows.mostSpans + 2))
     }
 
     /// A run stopped after a batch that skipped a held row leaves its cursor past that row.

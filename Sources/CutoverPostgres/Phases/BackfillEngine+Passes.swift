@@ -41,19 +41,13 @@ extension BackfillEngine {
             }
             guard skipped > 0 else { return }
             count += skipped
+            // Past the most spans, the next pass walks the whole table.
+            if spans == [.whole] { return }
             if let previous = spans.last, let end = previous.upper, end == after {
                 spans[spans.count - 1].upper = last
             } else {
                 spans.append(KeySpan(after: after, upper: last))
             }
-            if spans.count > Self.mostSpans { spans = [.whole] }
-        }
-
-        /// Adds what another worker's batches skipped.
-        mutating func merge(_ other: SkippedRows) {
-            isCounted = isCounted && other.isCounted
-            count += other.count
-            spans += other.spans
             if spans.count > Self.mostSpans { spans = [.whole] }
         }
     }

@@ -48,6 +48,10 @@ struct BackfillCommand: PhaseCommand {
     static let spec = CommandSpec(
         "backfill", abstract: "Convert the rows that only have the legacy representation.",
         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again. "
+            + "Rows another transaction holds are skipped, not waited on; a later pass walks again the keys of the batches that "
+            + "skipped any (up to 20 passes). It counts the rows still to convert when it begins and when a pass skipped none, "
+            + "each time under --check-timeout: a first count past it goes on in the background while batches run, and a last "
+            + "one past it is left to contract's own check (a plan of SQL files counts at every pass end, under --statement-timeout). "
             + "--pause, --resume and --retune change a backfill running in another terminal and return at once.",
         parameters: [Self.pause, Self.resume, Self.retune, Self.batchSize, Self.targetBatchTime, Self.niceRatio, Self.batchDelay, Self.maxReplicaLag,
                      Self.maxActiveSessions, Self.throttleQuery, Self.workers] + StepOptions.parameters, command: Self.self)

@@ -57,8 +57,10 @@ struct BackfillSplitTests {
             })
         }
         #expect(counts.reduce(0, +) == Int64(Self.rows / 2), "\(counts)")
-        // A sample of whole pages: each quarter within a few points of 25%.
-        #expect(counts.allSatisfy { (18_000...32_000).contains($0) }, "rows still to convert in each range: \(counts)")
+        // A sample of whole pages, each holding about a hundred consecutive keys, the same pages
+        // every time (a fixed seed): each range holds about a quarter (27,317, 19,800, 27,120
+        // and 25,763 when this was written).
+        #expect(counts.allSatisfy { (15_000...35_000).contains($0) }, "rows still to convert in each range: \(counts)")
         await db.close()
     }
 

@@ -126,7 +126,8 @@ extension PlanCompiler {
     /// parts of about equal numbers, in key order, as `upper_key`: at most `$1` less one, none
     /// when the sample finds nothing to convert.
     ///
-    /// The sample is `TABLESAMPLE SYSTEM`, whole pages picked at random, sized from the table's
+    /// The sample is `TABLESAMPLE SYSTEM`, whole pages picked at random (with a fixed seed, so
+    /// that the same table gives the same ranges), sized from the table's
     /// row estimate (`pg_class.reltuples`, or its size on disk at 20 rows a page before it was
     /// ever analysed) to about ``splitSampleRows`` rows: the split reads a few hundred pages of a
     /// table of any size, where reading every row in key order took as long as a count of it,
@@ -155,7 +156,7 @@ extension PlanCompiler {
         let sql = """
             WITH sampled AS (
                 SELECT \(keyed.joined(separator: ", ")), ntile(CAST($1 AS integer)) OVER (ORDER BY \(keyed.joined(separator: ", "))) AS part
-                  FROM \(table.sql) AS t TABLESAMPLE SYSTEM ((\(estimate)))
+                  FROM \(table.sql) AS t TABLESAMPLE SYSTEM ((\(estimate))) REPEATABLE (0)
                  WHERE \(unconvertedPredicate(alias: "t"))
             )
             SELECT \(asJSON) AS upper_key FROM (

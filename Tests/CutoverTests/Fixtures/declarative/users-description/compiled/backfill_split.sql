@@ -7,7 +7,7 @@ WITH sampled AS (
     SELECT t.id, ntile(CAST($1 AS integer)) OVER (ORDER BY t.id) AS part
       FROM users AS t TABLESAMPLE SYSTEM ((SELECT least(100, 100 * 30000 / greatest(CASE WHEN c.reltuples > 0 THEN c.reltuples
                          ELSE pg_relation_size(c.oid) / current_setting('block_size')::float8 * 20 END, 1))
-              FROM pg_catalog.pg_class AS c WHERE c.oid = CAST('users' AS regclass)))
+              FROM pg_catalog.pg_class AS c WHERE c.oid = CAST('users' AS regclass))) REPEATABLE (0)
      WHERE t.description IS NULL
 )
 SELECT jsonb_build_object('id', s.id)::text AS upper_key FROM (

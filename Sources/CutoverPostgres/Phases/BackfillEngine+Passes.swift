@@ -63,9 +63,15 @@ extension BackfillEngine {
     /// not see. A count that finds rows no batch saw (a write that bypassed the sync trigger)
     /// sends the next pass over the whole table, as does every pass of a batch that does not
     /// say what it skipped, after a count under the statement timeout.
-    func afterPass(skipping skipped: SkippedRows, uncovered: inout [KeySpan], current: inout Progress,
-                   state: inout MigrationState, on connection: PostgresConnection, isStopRequested: () -> Bool,
-                   log: (String) -> Void) throws -> [KeySpan]? {
+    /// A count still running in `background` goes on through a pass over skipped rows' keys;
+    /// one that would end the backfill is cancelled first.
+    func afterPass(skipping skipped: SkippedRows, uncovered: inout [KeySpan], background: inout BackgroundRemainingCount?,
+                   current: inout Progress, state: inout MigrationState, on connection: PostgresConnection,
+                   isStopRequested: () -> Bool, log: (String) -> Void) throws -> [KeySpan]? {
+        if !skipped.isRetried {
+            background?.cancel()
+            background = nil
+        }
         if skipped.isRetried {
             guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(skipped.count) }
             log("backfill: pass \(current.pass) skipped \(skipped.count) rows other transactions held; pass \(current.pass + 1) "

@@ -269,14 +269,8 @@ public struct BackfillEngine: Sendable {
                     background = nil
                     try landed(outcome, into: &current, state: &state, on: connection, log: log)
                 }
-                // A count still running goes on through a pass over skipped rows' keys; one that
-                // would end the backfill does without it.
-                if !skipped.isRetried {
-                    background?.cancel()
-                    background = nil
-                }
-                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
-                                               isStopRequested: isStopRequested, log: log) else {
+                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, background: &background, current: &current,
+                                               state: &state, on: connection, isStopRequested: isStopRequested, log: log) else {
                     progress(current)
                     return current
                 }
@@ -318,14 +312,8 @@ public struct BackfillEngine: Sendable {
                 progress(current)
             } else if cursor == nil {
                 // The end of a pass.
-                // A count still running goes on through a pass over skipped rows' keys; one that
-                // would end the backfill does without it.
-                if !skipped.isRetried {
-                    background?.cancel()
-                    background = nil
-                }
-                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, current: &current, state: &state, on: connection,
-                                               isStopRequested: isStopRequested, log: log) else {
+                guard let next = try afterPass(skipping: skipped, uncovered: &uncovered, background: &background, current: &current,
+                                               state: &state, on: connection, isStopRequested: isStopRequested, log: log) else {
                     progress(current)
                     return current
                 }

@@ -18,9 +18,9 @@ struct BackfillPassesTests {
         let step = try #require(source.plan.step(.backfill)?.backfill)
         var options = BackfillEngine.Options(batchSize: batchSize, throttle: PlanBackfillThrottle(targetBatchTime: .zero))
         options.startCountTimeout = countTimeout
-        return BackfillEngine(plan: "drafts", batchSQL: try source.text(step.batch.path),
-                              remainingSQL: try remainingSQL ?? source.text(step.remaining.path),
-                              splitSQL: try step.split.map { try source.text($0.path) }, options: options)
+        let engine = try BackfillEngine(source, backfill: step, options: options)
+        return BackfillEngine(plan: engine.plan, batchSQL: engine.batchSQL, remainingSQL: remainingSQL ?? engine.remainingSQL,
+                              splitSQL: engine.splitSQL, options: options)
     }
 
     /// A count of the rows still to convert that always takes half a second.

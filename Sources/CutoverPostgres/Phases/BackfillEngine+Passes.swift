@@ -63,21 +63,20 @@ extension BackfillEngine {
     /// not see. A count that finds rows no batch saw (a write that bypassed the sync trigger)
     /// sends the next pass over the whole table, as does every pass of a batch that does not
     /// say what it skipped, after a count under the statement timeout.
+    ///
     /// A count still running in `background` goes on through a pass over skipped rows' keys;
-    /// one that would end the backfill is cancelled first.
+    /// otherwise it is cancelled first.
     func afterPass(skipping skipped: SkippedRows, uncovered: inout [KeySpan], background: inout BackgroundRemainingCount?,
                    current: inout Progress, state: inout MigrationState, on connection: PostgresConnection,
                    isStopRequested: () -> Bool, log: (String) -> Void) throws -> [KeySpan]? {
-        if !skipped.isRetried {
-            background?.cancel()
-            background = nil
-        }
         if skipped.isRetried {
             guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(skipped.count) }
             log("backfill: pass \(current.pass) skipped \(skipped.count) rows other transactions held; pass \(current.pass + 1) "
                 + "walks again the keys of the batches that skipped them")
             return skipped.spans
         }
+        background?.cancel()
+        background = nil
         let left: Int64
         if skipped.isCounted {
             guard let counted = try startingCount(on: connection, timeout: options.startCountTimeout, isStopRequested: isStopRequested) else {
@@ -106,7 +105,7 @@ extension BackfillEngine {
     /// Waits before pass `pass` over the keys of skipped rows, so that the transactions that held
     /// them can finish: 0.1 s before the second pass, twice as long before each next one, at
     /// most 2 s. A stop asked for meanwhile ends the wait.
-    func waitBeforeRetrying(pass: Int, isStopRequested: () -> Bool) throws {
+    func waitBeforeRetrying(pass: Int, isStopRequested: () -> Bool) {
         let wait = Duration.milliseconds(min(2_000, 100 << min(pass - 2, 5)))
         let clock = ContinuousClock()
         let end = clock.now + wait

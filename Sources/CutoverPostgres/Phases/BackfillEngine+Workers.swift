@@ -36,8 +36,11 @@ extension BackfillEngine {
         while true {
             let isFinished = board.waitForChange(timeout: .milliseconds(200))
             var current = board.snapshot
+            let total = current.total
             try landCount(&current)
-            board.count(total: current.total, convertedByApplication: current.convertedByApplication)
+            if current.total != total {
+                board.count(total: current.total, convertedByApplication: current.convertedByApplication)
+            }
             pacer.apply(to: &current)
             if current != reported {
                 let recordsBatch = current.batches != reported.batches

@@ -11,8 +11,9 @@ import PostgresClient
 /// backfill killed at any moment resumes from exactly where its last durable batch ended. Rows
 /// another transaction holds are skipped by the batch statement and picked up by a later pass:
 /// over the keys of the batches that skipped them when the batch says so (`skipped`), over the
-/// whole table when it does not; the engine makes passes until nothing remains, up to a bound. Memory does not grow with the table: one batch
-/// is in flight at a time and only its summary row comes back.
+/// whole table when it does not; the engine makes passes until nothing remains, up to a bound.
+/// Memory does not grow with the table: one batch is in flight at a time and only its summary
+/// row comes back.
 public struct BackfillEngine: Sendable {
     /// How the backfill paces itself.
     public struct Options: Sendable, Equatable {
@@ -276,7 +277,7 @@ public struct BackfillEngine: Sendable {
                 }
                 spans = next
                 current.pass += 1
-                try waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
+                waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
             }
         }
         var span = 0
@@ -321,7 +322,7 @@ public struct BackfillEngine: Sendable {
                 (spans, span, skipped) = (next, 0, SkippedRows())
                 cursor = spans[0].after
                 current.pass += 1
-                try waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
+                waitBeforeRetrying(pass: current.pass, isStopRequested: isStopRequested)
                 continue
             } else {
                 if let counting = background, let outcome = counting.outcome {
@@ -337,7 +338,7 @@ public struct BackfillEngine: Sendable {
     /// The rows still to convert before the first batch, nil when the count ran past `timeout`
     /// (nil: the session's statement timeout only).
     func startingCount(on connection: PostgresConnection, timeout: Duration?,
-                               isStopRequested: () -> Bool) throws -> Int64? {
+                       isStopRequested: () -> Bool) throws -> Int64? {
         guard let timeout else { return try remaining(on: connection) }
         let milliseconds = Int64((timeout / .milliseconds(1)).rounded(.up))
         do {
@@ -363,7 +364,7 @@ public struct BackfillEngine: Sendable {
     /// progress, and records what there was to convert when the backfill began if no earlier
     /// count has: the application's own conversions are told apart from it later.
     func count(converted: Int64, remaining: Int64, into current: inout Progress, state: inout MigrationState,
-                       on connection: PostgresConnection) throws {
+               on connection: PostgresConnection) throws {
         if state.backfillInitialRemaining == nil {
             state.backfillInitialRemaining = converted + remaining
             try connection.query("""

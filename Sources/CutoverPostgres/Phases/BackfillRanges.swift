@@ -42,8 +42,8 @@ struct BackfillRanges {
     /// The ranges this run's workers are to convert: those an earlier run left unfinished, or,
     /// when the plan has none and `workers` is above 1, one for each worker, of about equal
     /// numbers of the rows still to convert as a sample of the table finds them, made in one
-    /// transaction that also sets the plan's own cursor back to the start (the pass after the
-    /// ranges walks the whole table for what they skipped). Empty when a single worker is to
+    /// transaction that also sets the plan's own cursor back to the start (a pass after the
+    /// ranges walks from it). Empty when a single worker is to
     /// walk the table as a whole, or when a count found nothing to convert (`remaining` 0; nil
     /// when not counted).
     func prepare(workers: Int, remaining: Int64?, on connection: PostgresConnection,

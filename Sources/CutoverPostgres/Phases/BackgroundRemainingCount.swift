@@ -9,6 +9,12 @@ import Synchronization
 /// backfill had converted and the rows still to convert, so that the two add up to what there
 /// was to convert at that moment, whatever batches commit while it reads. It runs under the
 /// session's own statement timeout; ``cancel()`` stops it when the backfill ends first.
+///
+/// The server ignores a cancel request that reaches a session waiting for its next statement,
+/// so the count looks for a cancel before sending each of its statements as well: a
+/// ``cancel()`` that lands between two of them stops it before the next, not after a read of
+/// the whole table. What is left is the instant between that look and the statement reaching
+/// the server, far shorter than the cancel request's own way to the server.
 final class BackgroundRemainingCount: Sendable {
     /// What the count saw, in one snapshot.
     struct Counted: Sendable, Equatable {
@@ -28,11 +34,15 @@ final class BackgroundRemainingCount: Sendable {
     private let state = Mutex(State())
 
     /// Starts counting on a session `openSession` opens, on a thread of its own.
-    init(plan: String, remainingSQL: String, openSession: @escaping @Sendable () throws -> PostgresConnection) {
+    /// `beforeStatement`, for tests, runs while the session waits for each statement (given its
+    /// number, from 1), before the count looks for a cancel and sends it.
+    init(plan: String, remainingSQL: String, openSession: @escaping @Sendable () throws -> PostgresConnection,
+         beforeStatement: (@Sendable (Int) -> Void)? = nil) {
         let thread = Thread { [self] in
             let outcome: Result<Counted, any Error>
             do {
-                outcome = .success(try count(plan: plan, remainingSQL: remainingSQL, openSession: openSession))
+                outcome = .success(try count(plan: plan, remainingSQL: remainingSQL, openSession: openSession,
+                                             beforeStatement: beforeStatement ?? { _ in }))
             } catch {
                 outcome = .failure(error)
             }
@@ -60,23 +70,28 @@ final class BackgroundRemainingCount: Sendable {
         canceller?.cancel()
     }
 
-    private func count(plan: String, remainingSQL: String,
-                       openSession: @Sendable () throws -> PostgresConnection) throws -> Counted {
+    private func count(plan: String, remainingSQL: String, openSession: @Sendable () throws -> PostgresConnection,
+                       beforeStatement: @Sendable (Int) -> Void) throws -> Counted {
         let session = try openSession()
         session.noticeHandler = { _ in }
-        let isCancelled = state.withLock { state in
-            state.canceller = session.canceller
-            return state.isCancelled
+        state.withLock { $0.canceller = session.canceller }
+        var sent = 0
+        // Each statement only after a look for a cancel that came while the session waited.
+        func send<T>(_ statement: () throws -> T) throws -> T {
+            sent += 1
+            beforeStatement(sent)
+            guard !state.withLock({ $0.isCancelled }) else { throw CancellationError() }
+            return try statement()
         }
-        guard !isCancelled else { throw CancellationError() }
         let clock = ContinuousClock()
         let began = clock.now
-        try session.execute(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        try send { try session.execute(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") }
         defer { if session.isConnected { _ = try? session.execute(unsafeSQL: "ROLLBACK") } }
-        // The first statement takes the snapshot both reads share.
-        let converted = try session.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = \(plan)")[0]
-            .decode(Int64.self, at: 0)
-        let remaining = try session.query(PostgresQuery(unsafeSQL: remainingSQL))[0].decode(Int64.self, at: 0)
+        // The first read takes the snapshot both share.
+        let converted = try send {
+            try session.query("SELECT backfill_converted FROM cutover.migration_state WHERE plan = \(plan)")[0].decode(Int64.self, at: 0)
+        }
+        let remaining = try send { try session.query(PostgresQuery(unsafeSQL: remainingSQL))[0].decode(Int64.self, at: 0) }
         return Counted(converted: converted, remaining: remaining, took: clock.now - began)
     }
 }

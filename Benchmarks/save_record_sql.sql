@@ -1,7 +1,8 @@
 -- Baseline of "record store client overhead, N clients": exactly the SQL PostgresRecordStore
 -- sends for one save of a draft, in one pipeline (libpq pipeline mode, one round trip): BEGIN,
--- the call of the modern path's own save function (cutover.save_modern_drafts, which the store
--- reads from the plan's registration) with the same seven parameters, COMMIT, Sync.
+-- the call of the modern path's own save function (which the store reads from the plan's
+-- registration, record_plans.modern_save_function; the benchmark writes its name in place of
+-- @modern_save_function@) with the same seven parameters, COMMIT, Sync.
 -- What is left between the record store and this script is the Swift client's own cost.
 --
 -- Clients, drafts and variables as in save_store_sql.sql: the draft's ID is the key, and the
@@ -10,6 +11,6 @@
 \set draft :round * 1000 + :client_id
 \startpipeline
 BEGIN;
-SELECT outcome, revision FROM cutover.save_modern_drafts(:draft, :rev, :draft, :rev, :document, :request, :lock_timeout_ms);
+SELECT outcome, revision FROM @modern_save_function@(:draft, :rev, :draft, :rev, :document, :request, :lock_timeout_ms);
 COMMIT;
 \endpipeline

@@ -49,16 +49,26 @@ struct Pgbench: Sendable {
 
     /// Runs `script` with `clients` clients for `seconds` (or for `transactions` per client).
     ///
-    /// - Parameter variables: pgbench variables (`-D name=value`), the same for every client.
+    /// - Parameters:
+    ///   - variables: pgbench variables (`-D name=value`), the same for every client.
+    ///   - names: for each placeholder `@name@` of the script, the SQL name written in its place
+    ///     (pgbench variables are values, never names).
     func run(script: String, target: (connectionString: String, environment: [String: String]),
              clients: Int, seconds: Int? = nil, transactions: Int? = nil,
-             variables: [(String, String)] = [], mode: QueryMode = .prepared) async throws -> Run {
+             variables: [(String, String)] = [], names: [(String, String)] = [], mode: QueryMode = .prepared) async throws -> Run {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("cutover-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
+        var scriptPath = scriptsDirectory + "/" + script
+        if !names.isEmpty {
+            var text = try String(contentsOfFile: scriptPath, encoding: .utf8)
+            for (placeholder, name) in names { text = text.replacingOccurrences(of: "@\(placeholder)@", with: name) }
+            scriptPath = folder + "/" + script
+            try text.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        }
         var arguments = ["-n", "-M", mode.rawValue, "-c", String(clients), "-j", String(min(clients, Self.threads)),
-                         "-l", "--log-prefix=\(folder)/tx", "-f", scriptsDirectory + "/" + script]
+                         "-l", "--log-prefix=\(folder)/tx", "-f", scriptPath]
         if let seconds { arguments += ["-T", String(seconds)] }
         if let transactions { arguments += ["-t", String(transactions)] }
         for (name, value) in variables { arguments += ["-D", "\(name)=\(value)"] }

@@ -9,7 +9,8 @@ import PostgresClient
 ///   transaction, and beside pgbench sending exactly the store's SQL (`cutover.save_draft`).
 /// - "record store save" and "record store client overhead": the generic
 ///   `PostgresRecordStore<DraftRecords>` on the same drafts, beside the same textbook
-///   transaction and beside pgbench sending exactly its SQL (`cutover.save_modern_drafts`); and
+///   transaction and beside pgbench sending exactly its SQL (the call of the modern path's own
+///   function, `cutover.save_modern_drafts_…`); and
 ///   "record store vs drafts store", the two stores' rates side by side.
 /// - "orders save": `PostgresRecordStore<BenchOrders>` on `examples/orders-status-code`'s
 ///   `orders` after expand (revision: the row's `xmin`), beside its own textbook transaction.
@@ -107,6 +108,15 @@ struct SaveScenario {
         }
     }
 
+    /// The drafts plan's modern save function, as its registration names it: the record store
+    /// calls it, and `save_record_sql.sql` must call the same.
+    private func modernSaveFunction(in database: BenchDatabase) async throws -> String {
+        try await database.sql { connection in
+            try connection.query("SELECT modern_save_function FROM cutover.record_plans WHERE plan = 'drafts'")[0]
+                .decode(String.self, "modern_save_function")
+        }
+    }
+
     private func compare(clients: Int, in database: BenchDatabase, nextRound: inout Int) async throws -> [ScenarioResult] {
         let label = "\(clients) client" + (clients == 1 ? "" : "s")
         var configuration = database.configuration
@@ -147,11 +157,12 @@ struct SaveScenario {
             let serverBefore = serverClock?.used()
             var measurement: Measurement
             if side.isPgbench {
+                let names = side == .recordSQL ? [("modern_save_function", try await modernSaveFunction(in: database))] : []
                 let run = try await pgbench.run(script: side.rawValue, target: database.pgbenchTarget,
                                                 clients: clients, seconds: seconds,
                                                 variables: Self.pgbenchVariables(side, round: round, revision: revision,
                                                                                  lockTimeout: lockTimeout),
-                                                mode: pgbenchMode)
+                                                names: names, mode: pgbenchMode)
                 measurement = Measurement(rate: run.tps, count: run.transactions, latencies: run.latencies,
                                           duration: run.duration, clientCPU: run.cpu)
             } else {

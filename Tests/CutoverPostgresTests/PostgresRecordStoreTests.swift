@@ -244,8 +244,11 @@ struct PostgresRecordStoreTests {
         let modern = RecordAdapter(storage: db.store, path: .modern)
         #expect(try await modern.save(order("create", expected: 0, .pending)).revision == 1)
         try await db.sql { connection in
+            let modernFunction = try connection.query("""
+                SELECT modern_save_function FROM cutover.record_plans WHERE plan = 'orders-status-code'
+                """)[0].decode(String.self, "modern_save_function")
             try connection.execute(unsafeSQL: """
-                DROP FUNCTION cutover.save_modern_orders_status_code(text, text, text, bigint, text, bytea, integer);
+                DROP FUNCTION \(modernFunction)(text, text, text, bigint, text, bytea, integer);
                 DROP FUNCTION cutover.save_record_orders_status_code(text, text, jsonb, bigint, text, jsonb, bytea, integer);
                 UPDATE cutover.record_plans SET save_function = NULL, modern_save_function = NULL WHERE plan = 'orders-status-code';
                 """)

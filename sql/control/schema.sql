@@ -1,4 +1,4 @@
--- Cutover's control schema, version 13.
+-- Cutover's control schema, version 14.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -37,7 +37,15 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- counts the rows a plan's predicate selects under the search_path the plan's row functions and
 -- sync trigger pin (cutover.count_rows), so that the rows a backfill has still to convert are
 -- counted with the plan's expressions written out rather than called once per row, and records
--- the oldest version whose applications work with the schema (schema_version.applications_from).
+-- the oldest version whose applications work with the schema (schema_version.applications_from);
+-- 14 lets a save or a read through the functions that run as the owner do only what the calling
+-- role may do itself to the table (cutover.calling_role, CU007 otherwise), refuses a write whose
+-- claim was pruned from under it three times rather than write without one, reports a revision
+-- exhausted only at the largest one, refuses a NULL key value and says so of a NULL revision,
+-- names each writer path's function after the order of its parameters, so that a registration
+-- that changes them leaves no function a caller could fill in the old order, and saves a plan
+-- whose key column is named like one of the save function's variables through
+-- save_record_dynamic.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -164,6 +172,8 @@ CREATE TABLE IF NOT EXISTS cutover.record_statements (
     current_sql text NOT NULL,
     PRIMARY KEY (plan, shape, columns)
 );
+-- Statements an earlier version made are made again, as this version writes them.
+DELETE FROM cutover.record_statements;
 
 -- One row per migration plan: where it stands. The epoch grows with every change.
 CREATE TABLE IF NOT EXISTS cutover.migration_state (
@@ -530,6 +540,22 @@ RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     SELECT cutover.record_outcomes('drafts', p_paths, p_outcomes, p_counts);
 $outcomes_v5$;
 
+-- The role a save acts for: the one SET ROLE made current, else the session's. A function that
+-- runs as the schema's owner sees its caller no other way, and neither can be set to a role the
+-- session may not become. Inlined where it is called.
+CREATE OR REPLACE FUNCTION cutover.calling_role() RETURNS text LANGUAGE sql STABLE
+AS $calling_role$ SELECT CASE current_setting('role') WHEN 'none' THEN session_user::text ELSE current_setting('role') END $calling_role$;
+
+-- Whether the calling role holds privilege p_privilege on every one of the columns p_columns of
+-- p_table that the table has (a column it lacks is the save's own error to report). Called by
+-- the save and read functions only when the role lacks the privilege on the whole table.
+CREATE OR REPLACE FUNCTION cutover.caller_has_column_privileges(p_table regclass, p_columns text[], p_privilege text)
+RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $column_privileges$
+SELECT NOT EXISTS (SELECT FROM unnest(p_columns) AS c(name)
+                     JOIN pg_attribute a ON a.attrelid = p_table AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
+                    WHERE NOT has_column_privilege(cutover.calling_role(), p_table, a.attnum, p_privilege))
+$column_privileges$;
+
 -- The save of the drafts plan: claim the operation in that plan's ledger, then the conditional
 -- write, in the caller's transaction.
 -- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
@@ -555,7 +581,7 @@ DECLARE
           WHERE c.oid = to_regclass('drafts') AND n.oid <> pg_my_temp_schema()),
         current_schema(), 'public'));
 BEGIN
-    EXECUTE replace($create$
+    EXECUTE replace(replace($create$
 CREATE OR REPLACE FUNCTION cutover.save_draft(
     p_scope text, p_operation_id text, p_request bytea, p_draft_id text, p_expected bigint,
     p_path text, p_title text, p_document jsonb, p_lock_timeout_ms integer,
@@ -579,27 +605,42 @@ BEGIN
         v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
     END IF;
 
+    -- The function writes as the schema's owner: only what its caller may write itself.
+    IF NOT (has_table_privilege(cutover.calling_role(), @drafts_literal@::regclass, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)
+            OR cutover.caller_has_column_privileges(@drafts_literal@::regclass,
+                   CASE WHEN p_expected = 0 THEN ARRAY['id'] ELSE '{}' END
+                   || CASE p_path WHEN 'legacy' THEN ARRAY['title', 'revision'] ELSE ARRAY['title', 'document', 'revision'] END,
+                   CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not %s %s, so it may not save there either',
+            cutover.calling_role(), CASE WHEN p_expected = 0 THEN 'insert into' ELSE 'update' END, @drafts_literal@);
+    END IF;
+
     -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
-    --    (then replay) or aborts (then this one applies), bounded by lock_timeout.
-    FOR attempt IN 1..3 LOOP
-        INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
-        VALUES ('drafts', p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
-        ON CONFLICT (plan, scope, operation_id) DO NOTHING;
-        EXIT WHEN FOUND;
-        SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
-          FROM cutover.operation_ledger l
-         WHERE l.plan = 'drafts' AND l.scope = p_scope AND l.operation_id = p_operation_id;
-        IF FOUND THEN
-            IF v_stored_fingerprint = v_fingerprint THEN
-                outcome := 'replayed';
-                revision := v_stored_revision;
-            ELSE
-                outcome := 'operationConflict';
+    --    (then replay) or aborts (then this one applies), bounded by lock_timeout. No write
+    --    goes ahead without its claim: after three claims pruned from under it, the save fails.
+    <<claim>>
+    BEGIN
+        FOR attempt IN 1..3 LOOP
+            INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, draft_id, revision, path)
+            VALUES ('drafts', p_scope, p_operation_id, v_fingerprint, p_draft_id, coalesce(v_next, 0), p_path)
+            ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+            EXIT claim WHEN FOUND;
+            SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+              FROM cutover.operation_ledger l
+             WHERE l.plan = 'drafts' AND l.scope = p_scope AND l.operation_id = p_operation_id;
+            IF FOUND THEN
+                IF v_stored_fingerprint = v_fingerprint THEN
+                    outcome := 'replayed';
+                    revision := v_stored_revision;
+                ELSE
+                    outcome := 'operationConflict';
+                END IF;
+                RETURN;
             END IF;
-            RETURN;
-        END IF;
-        -- The claim that stood in the way was pruned meanwhile: claim again.
-    END LOOP;
+            -- The claim that stood in the way was pruned meanwhile: claim again.
+        END LOOP;
+        RAISE EXCEPTION USING ERRCODE = '40001', MESSAGE = 'the operation''s claim was pruned while this save waited for it; nothing was written; retry with the same operation ID';
+    END;
 
     -- 2. Which representations the table holds now: the columns of its row as a row-less
     --    query returns it. Its plan is made again whenever the table changes, and costs far
@@ -662,14 +703,14 @@ BEGIN
     SELECT d.revision INTO v_current FROM @drafts@ d WHERE d.id = p_draft_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'draft not found';
-    ELSIF v_current = p_expected THEN
+    ELSIF v_next IS NULL AND v_current = p_expected THEN
         RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
     ELSE
         RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
     END IF;
 END
 $save$
-$create$, '@drafts@', v_table);
+$create$, '@drafts@', v_table), '@drafts_literal@', quote_literal(v_table));
     -- The drafts plan's entity, for cutover.save_record: the same table, keyed by id, with its
     -- revision column. A registration made since (by phase init) stands.
     INSERT INTO cutover.record_plans (plan, table_name, key_columns, revision_column, legacy_columns, modern_columns)
@@ -794,7 +835,7 @@ BEGIN
             SELECT format('%I = ($2 ->> %L)::%s', c, c, v_types ->> c) FROM jsonb_object_keys(p_columns) AS c
             UNION ALL SELECT format('%1$I = t.%1$I + 1', p_entity.revision_column) WHERE p_entity.revision_column IS NOT NULL) AS s(v)),
         v_match, v_revision, v_revision);
-    v_made.current_sql := format('SELECT %s FROM %s AS t WHERE %s', v_revision, p_table, v_match);
+    v_made.current_sql := format('SELECT coalesce(%s, -9223372036854775808) FROM %s AS t WHERE %s', v_revision, p_table, v_match);
     INSERT INTO cutover.record_statements VALUES (v_made.*) ON CONFLICT DO NOTHING;
     RETURN v_made;
 END
@@ -850,10 +891,11 @@ $json_parameters$;
 -- inside the claim's INSERT.
 DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text);
 DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text, text, boolean, text);
+DROP FUNCTION IF EXISTS cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text);
 CREATE OR REPLACE FUNCTION cutover.record_save_source(
     p_function text, p_parameters text, p_plan text, p_declare text, p_check text,
     p_check_message text, p_prepare text, p_request text, p_record_key text, p_path text,
-    p_predicted text, p_write text, p_corrects boolean, p_current text)
+    p_predicted text, p_write text, p_corrects boolean, p_current text, p_table text, p_written text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $source$
 -- The body's dollar quote is made of the md5 of all that goes into it, which none of it can hold.
 SELECT format($template$
@@ -874,6 +916,13 @@ BEGIN
     END IF;
 %8$s
 
+    -- The function writes as the schema's owner: only what its caller may write itself.
+    IF NOT (has_table_privilege(cutover.calling_role(), %19$s, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)
+            OR cutover.caller_has_column_privileges(%19$s, %20$s, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %%s may not %%s %%s, so it may not save there either',
+            cutover.calling_role(), CASE WHEN p_expected = 0 THEN 'insert into' ELSE 'update' END, %19$s);
+    END IF;
+
     -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
     --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.%9$s
     INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
@@ -881,25 +930,31 @@ BEGIN
     ON CONFLICT (plan, scope, operation_id) DO NOTHING;
     IF NOT FOUND THEN
         v_fingerprint := sha256(p_request);
-        FOR attempt IN 1..3 LOOP
-            SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
-              FROM cutover.operation_ledger l
-             WHERE l.plan = %10$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
-            IF FOUND THEN
-                IF v_stored_fingerprint = v_fingerprint THEN
-                    outcome := 'replayed';
-                    revision := v_stored_revision;
-                ELSE
-                    outcome := 'operationConflict';
+        -- No write goes ahead without its claim: after three claims pruned from under it, the
+        -- save fails.
+        <<claim>>
+        BEGIN
+            FOR attempt IN 1..3 LOOP
+                SELECT l.fingerprint, l.revision INTO v_stored_fingerprint, v_stored_revision
+                  FROM cutover.operation_ledger l
+                 WHERE l.plan = %10$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
+                IF FOUND THEN
+                    IF v_stored_fingerprint = v_fingerprint THEN
+                        outcome := 'replayed';
+                        revision := v_stored_revision;
+                    ELSE
+                        outcome := 'operationConflict';
+                    END IF;
+                    RETURN;
                 END IF;
-                RETURN;
-            END IF;
-            -- The claim that stood in the way was pruned meanwhile: claim again.
-            INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
-            VALUES (%10$s, p_scope, p_operation_id, v_fingerprint, %11$s, %12$s, %13$s)
-            ON CONFLICT (plan, scope, operation_id) DO NOTHING;
-            EXIT WHEN FOUND;
-        END LOOP;
+                -- The claim that stood in the way was pruned meanwhile: claim again.
+                INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
+                VALUES (%10$s, p_scope, p_operation_id, v_fingerprint, %11$s, %12$s, %13$s)
+                ON CONFLICT (plan, scope, operation_id) DO NOTHING;
+                EXIT claim WHEN FOUND;
+            END LOOP;
+            RAISE EXCEPTION USING ERRCODE = '40001', MESSAGE = 'the operation''s claim was pruned while this save waited for it; nothing was written; retry with the same operation ID';
+        END;
     END IF;
 
     -- 2. The conditional write, declared as the path's writer for the sync trigger; the
@@ -910,10 +965,14 @@ BEGIN
     END IF;
 
     -- 3. Nothing was written: say why, and let the caller's transaction roll back the claim.
+    --    The read gives the smallest bigint for a row whose revision is NULL, which no save can
+    --    match; only a save at the largest revision is exhausted.
     %18$s
     IF v_current IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU002', MESSAGE = 'record not found';
-    ELSIF v_current = p_expected THEN
+    ELSIF v_current = -9223372036854775808 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = 'the record''s revision is NULL: give it one (such as 1) before saving it';
+    ELSIF p_expected = 9223372036854775807 AND v_current = p_expected THEN
         RAISE EXCEPTION USING ERRCODE = 'CU003', MESSAGE = 'revision exhausted';
     ELSE
         RAISE EXCEPTION USING ERRCODE = 'CU001', MESSAGE = 'revision conflict', DETAIL = v_current::text;
@@ -924,7 +983,7 @@ $template$,
     p_function, p_parameters, '',
     '$save_' || md5(concat_ws(',', p_function, p_parameters, p_plan, p_declare, p_check, p_check_message,
                               p_prepare, p_request, p_record_key, p_path, p_predicted, p_write,
-                              p_corrects, p_current)) || '$',
+                              p_corrects, p_current, p_table, p_written)) || '$',
     p_declare, p_check, p_check_message, p_prepare,
     -- Without a canonical request the server puts one together (an expression made ready only
     -- when it runs, so that a save that brings its own does not pay for it).
@@ -942,7 +1001,7 @@ $template$,
             UPDATE cutover.operation_ledger l SET revision = v_current
              WHERE l.plan = %2$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
         END IF;$correct$, p_predicted, p_plan) ELSE '' END,
-    p_current)
+    p_current, p_table, p_written)
 $source$;
 -- save_record's work for any shape of the table and any columns, its statements put together
 -- per call from the registration and the catalog (cutover.record_statements_for): the same
@@ -979,10 +1038,10 @@ BEGIN
     IF v_entity.plan IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity (run phase init with the plan)', p_plan);
     END IF;
-    IF NOT p_key ?& v_entity.key_columns OR v_key_count <> cardinality(v_entity.key_columns)
+    IF NOT p_key ?& v_entity.key_columns OR v_key_count <> cardinality(v_entity.key_columns) OR jsonb_strip_nulls(p_key) <> p_key
        OR p_columns ?| (v_entity.key_columns || v_entity.revision_column) THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
-            MESSAGE = format('save_record: p_key must give exactly %s, and p_columns neither of them nor the revision',
+            MESSAGE = format('save_record: p_key must give exactly %s, none of them null, and p_columns neither of them nor the revision',
                              array_to_string(v_entity.key_columns, ', '));
     END IF;
     IF v_table IS NULL THEN
@@ -1005,7 +1064,10 @@ BEGIN
     IF revision IS NOT NULL THEN
         outcome := 'committed';
     END IF;$write$, true,
-        $current$EXECUTE v_statements.current_sql INTO v_current USING p_key;$current$);
+        $current$EXECUTE v_statements.current_sql INTO v_current USING p_key;$current$,
+        'v_table',
+        $written$CASE WHEN p_expected = 0 THEN v_entity.key_columns ELSE '{}' END || ARRAY(SELECT jsonb_object_keys(p_columns))
+                 || array_remove(ARRAY[v_entity.revision_column], NULL)$written$);
 END
 $save_record_dynamic$;
 
@@ -1113,6 +1175,7 @@ DECLARE
     v_body text;
     v_made text[] := '{}';
     v_function text;
+    v_old text;
     v_grantee text;
 BEGIN
     SELECT * INTO v_entity FROM cutover.record_plans e WHERE e.plan = p_plan;
@@ -1141,31 +1204,34 @@ BEGIN
         v_path_name := CASE v_path WHEN 1 THEN 'legacy' ELSE 'modern' END;
         v_set := coalesce(CASE v_path WHEN 1 THEN v_entity.legacy_columns ELSE v_entity.modern_columns END, '{}');
         v_name := CASE v_path WHEN 1 THEN v_entity.legacy_save_function ELSE v_entity.modern_save_function END;
+        -- The key's columns are named bare in the INSERT's ON CONFLICT, where PL/pgSQL would take
+        -- a key column named like one of the function's variables (outcome, revision, attempt,
+        -- p_… and v_…) for an ambiguous reference; such a plan saves through
+        -- save_record_dynamic, whose statements PL/pgSQL does not read.
         IF v_types IS NULL OR NOT v_types ?& v_guarded OR cardinality(v_set) = 0 OR cardinality(v_set) > 49
-           OR NOT v_types ?& v_set OR v_set && v_guarded THEN
+           OR NOT v_types ?& v_set OR v_set && v_guarded
+           OR EXISTS (SELECT FROM unnest(v_keys) AS k WHERE k IN ('outcome', 'revision', 'attempt') OR k ~ '^[pv]_') THEN
             CONTINUE;
         END IF;
-        -- A name of its own, kept once given, with a part of the plan's md5 when another
-        -- plan's function has it.
-        IF v_name IS NULL THEN
-            v_name := 'save_' || v_path_name || '_' || v_slug;
-            IF EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = 'cutover'::regnamespace AND f.proname = v_name) THEN
-                v_name := v_name || '_' || left(md5(p_plan), 8);
-            END IF;
-            v_name := format('cutover.%I', v_name);
-        END IF;
-        v_typed[v_path] := v_name;
+        -- Its name holds a part of the md5 of the plan, the key's columns and the path's, in
+        -- their order: a caller passes them by position, so a registration that changes them
+        -- makes a function of another name, and the old one goes. A caller that still has the
+        -- old name then fails to find it, before anything is written, rather than have one
+        -- column's value written into another.
         v_signature := 'text, text, ' || repeat('text, ', cardinality(v_keys)) || 'bigint, '
                        || repeat('text, ', cardinality(v_set)) || 'bytea, integer';
-        -- A registration whose key or columns changed leaves a function of another signature.
-        FOR v_function IN
-            SELECT f.oid::regprocedure::text FROM pg_proc f
-             WHERE f.oid = ANY (SELECT p.oid FROM pg_proc p WHERE p.pronamespace = 'cutover'::regnamespace
-                                   AND quote_ident(p.proname) = split_part(v_name, '.', 2))
-               AND f.oid IS DISTINCT FROM to_regprocedure(v_name || '(' || v_signature || ')')
+        v_function := format('cutover.%I', 'save_' || v_path_name || '_' || left(v_slug, 30) || '_'
+                             || left(md5(concat_ws(E'\n', p_plan, v_keys::text, v_set::text)), 8));
+        FOR v_old IN
+            SELECT p.oid::regprocedure::text FROM pg_proc p
+             WHERE p.pronamespace = 'cutover'::regnamespace
+               AND quote_ident(p.proname) IN (split_part(v_name, '.', 2), split_part(v_function, '.', 2))
+               AND p.oid IS DISTINCT FROM to_regprocedure(v_function || '(' || v_signature || ')')
         LOOP
-            EXECUTE format('DROP FUNCTION %s', v_function);
+            EXECUTE format('DROP FUNCTION %s', v_old);
         END LOOP;
+        v_name := v_function;
+        v_typed[v_path] := v_name;
         -- $3 is the first key column, the path's first column comes after p_expected.
         SELECT array_agg(format('$%s::%s', 2 + k.n, v_types ->> k.c) ORDER BY k.n) INTO v_key_values
           FROM unnest(v_keys) WITH ORDINALITY AS k(c, n);
@@ -1223,7 +1289,11 @@ BEGIN
                         UNION ALL SELECT format('%1$I = t.%1$I + 1', v_entity.revision_column) WHERE v_entity.revision_column IS NOT NULL) AS s(v)),
                     v_match, v_revision, v_revision)),
             v_entity.revision_column IS NULL,
-            format('SELECT %s INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match));
+            format('SELECT coalesce(%s, -9223372036854775808) INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match),
+            quote_literal(v_table::text) || '::regclass',
+            format('CASE WHEN p_expected = 0 THEN %L::text[] ELSE %L::text[] END',
+                   v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL),
+                   v_set || array_remove(ARRAY[v_entity.revision_column], NULL)));
         v_made := v_made || format('%s(%s)', v_name, v_signature);
         -- Chosen by save_record_<plan> when the save is this path's, names exactly these
         -- columns and the table holds them.
@@ -1270,9 +1340,9 @@ BEGIN
         v_name := format('cutover.%I', v_name);
     END IF;
     v_json := cutover.record_json_parameters(quote_literal(p_plan),
-        format(' OR NOT p_key ?& %1$s OR (p_key - %1$s) <> ''{}''::jsonb OR p_columns ?| %2$s',
+        format(' OR NOT p_key ?& %1$s OR (p_key - %1$s) <> ''{}''::jsonb OR jsonb_strip_nulls(p_key) <> p_key OR p_columns ?| %2$s',
                quote_literal(v_keys::text) || '::text[]', quote_literal(v_guarded::text) || '::text[]'),
-        format('; p_key must give exactly %s, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')));
+        format('; p_key must give exactly %s, none of them null, and p_columns neither of them nor the revision', array_to_string(v_keys, ', ')));
     v_body := format($dispatch$
 DECLARE
     v_shape record;
@@ -1337,6 +1407,13 @@ BEGIN
     IF v_table IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CU006', MESSAGE = format('plan %s has no registered entity with a table', p_plan);
     END IF;
+    -- The function reads as the schema's owner: only what its caller may read itself.
+    IF NOT (has_table_privilege(cutover.calling_role(), v_table, 'SELECT')
+            OR cutover.caller_has_column_privileges(v_table, ARRAY(SELECT a.attname::text FROM pg_attribute a
+                                                                    WHERE a.attrelid = v_table AND a.attnum > 0 AND NOT a.attisdropped), 'SELECT')) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not read %s, so it may not read its records either',
+                                                                  cutover.calling_role(), v_table);
+    END IF;
     RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
         CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
         v_table,
@@ -1353,7 +1430,9 @@ REVOKE EXECUTE ON FUNCTION
     cutover.save_record(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.save_record_dynamic(text, text, text, jsonb, bigint, text, jsonb, bytea, integer),
     cutover.make_record_save(text),
-    cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text),
+    cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text, text, text),
+    cutover.caller_has_column_privileges(regclass, text[], text),
+    cutover.calling_role(),
     cutover.record_json_parameters(text, text, text),
     cutover.read_record(text, jsonb),
     cutover.register_record_plan(text, text, text[], text, text[], text[]),

@@ -6,7 +6,8 @@ extension PostgresRecordStore {
     /// and the columns of both formats that the table has at its phase; nil when there is none.
     ///
     /// Read through `cutover.read_record`, so it works at every phase and needs no grant on the
-    /// control schema's tables. A `jsonb` column reads as its JSON text.
+    /// control schema's tables; the role must be one that may read the plan's table itself
+    /// (``RecordStoreError/notPermitted(_:)`` otherwise). A `jsonb` column reads as its JSON text.
     public func record(_ key: RecordKey) async throws -> StoredRecord? {
         let formatColumns = Set(Entity.legacy.columns + Entity.modern.columns)
         let query = PostgresQuery(unsafeSQL: """
@@ -14,7 +15,12 @@ extension PostgresRecordStore {
               FROM cutover.read_record($1, $2) AS r CROSS JOIN LATERAL jsonb_each(r.columns) AS e
             """, binds: [Entity.planName.postgresBind,
                          PostgresBind(utf8Text: RecordJSON.key(key, columns: Entity.keyColumns), type: .jsonb)])
-        let rows = try await pool.withConnection { try $0.query(query) }
+        let rows: PostgresRows
+        do {
+            rows = try await pool.withConnection { try $0.query(query) }
+        } catch let error as PostgresError where error.sqlState == .callerNotPermitted {
+            throw RecordStoreError.notPermitted(error.message)
+        }
         guard let first = rows.first else { return nil }
         var columns: [String: RecordColumnValue] = [:]
         for row in rows {

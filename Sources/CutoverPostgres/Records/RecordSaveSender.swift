@@ -141,6 +141,7 @@ final class RecordSaveSender: Sendable {
             case .formatNotStored?: RecordStoreError.formatNotStored(error.message)
             case .entityNotUsable?: RecordStoreError.entityNotUsable(error.message)
             case .lockNotAvailable?: RecordStoreError.lockTimeout
+            case .callerNotPermitted?: RecordStoreError.notPermitted(error.message)
             default: nil
             }
         }

@@ -20,7 +20,7 @@ import PostgresClient
 /// ```
 public enum ControlSchema {
     /// The version of the control schema this binary creates and understands.
-    public static let version = 13
+    public static let version = 14
 
     /// The oldest version whose application side (what the store, the fleet's writer path and
     /// the reader registry use) is this version's: applications of this binary work with a

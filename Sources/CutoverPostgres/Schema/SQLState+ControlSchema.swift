@@ -13,4 +13,7 @@ extension SQLState {
     static let formatNotStored = SQLState(rawValue: "CU004")
     /// CU005: the stored row is in a format the function does not know; the detail names it.
     static let unsupportedStoredFormat = SQLState(rawValue: "CU005")
+    /// CU007: the calling role may not write (or read) the table itself, so the function, which
+    /// runs as the schema's owner, does not do it for that role either.
+    static let callerNotPermitted = SQLState(rawValue: "CU007")
 }

@@ -119,6 +119,7 @@ public final class PostgresDraftStore: DraftStorage, ReportingDraftWriting, Send
                 DraftDecodingError.unsupportedFormat(DraftFormat(rawValue: error.detail ?? "unknown"),
                                                      draftID: request.draftID, supported: [.v1, .v2])
             case .lockNotAvailable?: DraftStoreError.lockTimeout
+            case .callerNotPermitted?: DraftStoreError.notPermitted(error.message)
             default: nil
             }
         }
@@ -134,10 +135,13 @@ public enum DraftStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// Another transaction held a lock the save needed (a save of the same operation or the
     /// same draft still in flight) for longer than the store's lock timeout.
     case lockTimeout
+    /// The role the store's session acts for may not write the drafts table itself; the save
+    /// function, which runs as the control schema's owner, refuses to write for it.
+    case notPermitted(String)
 
     public var description: String {
         switch self {
-        case .formatNotStored(let reason): "save refused: \(reason)"
+        case .formatNotStored(let reason), .notPermitted(let reason): "save refused: \(reason)"
         case .lockTimeout:
             "save timed out waiting for another save of the same operation or draft; nothing was committed; retry with the same operation ID"
         }

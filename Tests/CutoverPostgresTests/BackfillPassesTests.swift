@@ -48,29 +48,86 @@ struct BackfillPassesTests {
     }
 
     /// Runs `engine` while another session holds the draft `id`. The holder lets go once the
-    /// first pass has ended, before the second begins: its session ends, and the call returns
-    /// once it has. Expects the first pass to say it skipped the row, and no row left.
+    /// first pass has ended, before the second begins. Expects the first pass to say it skipped
+    /// the row, and no row left.
     static func run(_ engine: BackfillEngine, holding id: String, in db: StoreDatabase) async throws -> BackfillEngine.Progress {
-        let holder = try db.database.connect()
-        try holder.execute(unsafeSQL: "BEGIN")
-        try holder.query("SELECT 1 FROM drafts WHERE id = \(id) FOR UPDATE")
-        let holderPID = try holder.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid")
+        let (progress, lines) = try await run(engine, holding: [id], in: db)
+        #expect(lines.contains("backfill: pass 1 skipped 1 rows other transactions held; "
+                               + "pass 2 walks again the keys of the batches that skipped them"), "\(lines)")
+        return progress
+    }
+
+    /// Runs `engine` while other sessions hold the drafts `ids`, one each. The holder of the
+    /// first lets go once pass 1 has ended, that of the second once pass 2 has, and so on, each
+    /// before the next pass begins: its session ends, and the call returns once it has. Expects
+    /// no row left; returns the progress and the lines the backfill logged.
+    static func run(_ engine: BackfillEngine, holding ids: [String],
+                    in db: StoreDatabase) async throws -> (BackfillEngine.Progress, [String]) {
+        var holders: [PostgresConnection] = []
+        var holderPIDs: [Int32] = []
+        for id in ids {
+            let holder = try db.database.connect()
+            try holder.execute(unsafeSQL: "BEGIN")
+            try holder.query("SELECT 1 FROM drafts WHERE id = \(id) FOR UPDATE")
+            holderPIDs.append(try holder.query("SELECT pg_backend_pid() AS pid")[0].decode(Int32.self, "pid"))
+            holders.append(holder)
+        }
         let database = db.database
         let lines = Mutex<[String]>([])
-        let progress = try await onThread {
+        let progress = try await onThread { [holderPIDs] in
             try engine.run(on: database.connect(), log: { line in
                 lines.withLock { $0.append(line) }
                 // Should this fail, the row stays held and the passes end in rowsStillLocked, which fails the test.
-                if line.hasPrefix("backfill: pass 1 skipped") {
-                    _ = try? database.connect().query("SELECT pg_terminate_backend(\(holderPID), 10000)")
+                for (index, pid) in holderPIDs.enumerated() where line.hasPrefix("backfill: pass \(index + 1) skipped") {
+                    _ = try? database.connect().query("SELECT pg_terminate_backend(\(pid), 10000)")
                 }
             })
         }
-        #expect(lines.withLock { $0 }.contains("backfill: pass 1 skipped 1 rows other transactions held; "
-                                               + "pass 2 walks again the keys of the batches that skipped them"), "\(lines.withLock { $0 })")
+        // The holders' sessions end with these connections: not before the backfill has run.
+        withExtendedLifetime(holders) {}
         let left = try await db.sql { try $0.query("SELECT count(*) AS n FROM drafts WHERE document IS NULL")[0].decode(Int64.self, "n") }
         #expect(left == 0)
-        return progress
+        return (progress, lines.withLock { $0 })
+    }
+
+    /// The fixture's hand-written `batch`, which takes no last key, made to say what it
+    /// skipped: the rows still to convert among the keys it walked (up to its last key, or to
+    /// the end of the table when it locked none) that it did not lock.
+    static func sayingWhatItSkipped(_ batch: String) throws -> String {
+        let scanned = "(SELECT count(*) FROM locked) AS scanned"
+        try #require(batch.contains(scanned))
+        return batch.replacingOccurrences(of: scanned, with: scanned + """
+            ,
+                   (SELECT count(*) FROM drafts
+                     WHERE document IS NULL AND ($1::text IS NULL OR id > $1::text)
+                       AND (id <= (SELECT max(id) FROM locked) OR NOT EXISTS (SELECT FROM locked))
+                       AND ctid <> ALL (ARRAY(SELECT ctid FROM locked))) AS skipped
+            """)
+    }
+
+    /// A hand-written batch that says what it skipped but takes no last key cannot stop at the
+    /// end of a span: the pass after one that skipped rows walks the whole table once, not a
+    /// span for each batch that skipped, each of which would walk on to the end of the table
+    /// and count again the rows held there. The row let go after pass 1 is converted on pass 2;
+    /// the one still held then is counted once, and converted on pass 3.
+    @Test func aHandWrittenBatchThatSaysWhatItSkippedWalksTheWholeTableOnceOnTheNextPass() async throws {
+        let db = try await BackfillEngineTests.expandedTable("backfill_passes_hand_written", rows: 200, width: 3)
+        let format1 = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/drafts-format1")
+        let source = try PlanSource.folder(format1.path)
+        let options = BackfillEngine.Options(batchSize: 10, throttle: PlanBackfillThrottle(targetBatchTime: .zero))
+        let fixture = try BackfillEngine(source, backfill: try #require(source.plan.step(.backfill)?.backfill), options: options)
+        #expect(!fixture.isBatchBounded)
+        let engine = BackfillEngine(plan: fixture.plan, batchSQL: try Self.sayingWhatItSkipped(fixture.batchSQL),
+                                    remainingSQL: fixture.remainingSQL, options: options)
+        let (progress, lines) = try await Self.run(engine, holding: ["draft-055", "draft-155"], in: db)
+        let skips = lines.filter { $0.contains(" skipped ") }
+        #expect(skips == ["backfill: pass 1 skipped 2 rows other transactions held; pass 2 walks the whole table again",
+                          "backfill: pass 2 skipped 1 rows other transactions held; pass 3 walks the whole table again"], "\(lines)")
+        // 20 batches of the 198 rows not held and the empty one that ends pass 1; then one of
+        // draft-055 and the empty one that skips draft-155; then one of draft-155 and the empty one.
+        #expect(progress.pass == 3 && progress.batches == 25 && progress.converted == 200, "\(progress)")
+        await db.close()
     }
 
     /// Batches that skipped rows one after another make one span; a batch that skipped none

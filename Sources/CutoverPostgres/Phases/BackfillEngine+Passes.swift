@@ -56,11 +56,13 @@ extension BackfillEngine {
     /// spans the next pass walks.
     ///
     /// A pass whose batches skipped rows is followed by one over their keys alone, without
-    /// counting the table. A pass that skipped none has converted every row still to convert
-    /// it walked: the count that confirms it runs under ``Options/startCountTimeout``, and past
-    /// it the backfill ends uncounted (contract counts before it runs), once a pass has walked
-    /// the keys `uncovered` too: those an earlier run walked, whose skipped rows this one did
-    /// not see. A count that finds rows no batch saw (a write that bypassed the sync trigger)
+    /// counting the table; by one over the whole table when the batch cannot stop at the end of
+    /// a span (``isBatchBounded``), whose spans would each walk on to the table's end, over the
+    /// spans after them, counting again the rows held there. A pass that skipped none has
+    /// converted every row still to convert it walked: the count that confirms it runs under
+    /// ``Options/startCountTimeout``, and past it the backfill ends uncounted (contract counts
+    /// before it runs), once a pass has walked the keys `uncovered` too: those an earlier run
+    /// walked, whose skipped rows this one did not see. A count that finds rows no batch saw (a write that bypassed the sync trigger)
     /// sends the next pass over the whole table, as does every pass of a batch that does not
     /// say what it skipped, after a count under the statement timeout.
     ///
@@ -71,9 +73,9 @@ extension BackfillEngine {
                    isStopRequested: () -> Bool, log: (String) -> Void) throws -> [KeySpan]? {
         if skipped.isRetried {
             guard current.pass < options.maximumPasses else { throw BackfillError.rowsStillLocked(skipped.count) }
-            log("backfill: pass \(current.pass) skipped \(skipped.count) rows other transactions held; pass \(current.pass + 1) "
-                + "walks again the keys of the batches that skipped them")
-            return skipped.spans
+            let walk = isBatchBounded ? "walks again the keys of the batches that skipped them" : "walks the whole table again"
+            log("backfill: pass \(current.pass) skipped \(skipped.count) rows other transactions held; pass \(current.pass + 1) \(walk)")
+            return isBatchBounded ? skipped.spans : [.whole]
         }
         background?.cancel()
         background = nil

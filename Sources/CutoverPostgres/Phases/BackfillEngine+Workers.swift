@@ -9,7 +9,9 @@ extension BackfillEngine {
     /// taking the next range when it finishes one, all at `pacer`'s pace; the calling thread
     /// reports their sum and the pace as they go, and lets `landCount` set the total from a
     /// count that lands meanwhile. Returns when every worker has stopped; throws the first
-    /// worker's error then, after the others have finished what they could.
+    /// worker's error then, after the others have finished what they could. When the calling
+    /// thread's own work fails (its session lost while it reports), it tells every worker to
+    /// stop after its batch in flight and waits for all of them to end before it throws.
     func runWorkers(over ranges: [BackfillRanges.Range], from start: Progress, pacer: BackfillPacer, began: ContinuousClock.Instant,
                     on connection: PostgresConnection, openSession: @escaping @Sendable () throws -> PostgresConnection,
                     isStopRequested: @escaping @Sendable () -> Bool, progress: (Progress) -> Void,
@@ -23,13 +25,18 @@ extension BackfillEngine {
         pacer.apply(to: &first)
         let board = WorkerBoard(ranges: ranges, progress: first, workers: count)
         log("backfill: \(count) workers over \(ranges.count) key ranges")
+        let isStopping: @Sendable () -> Bool = { isStopRequested() || board.isStopping }
         for index in 0..<count {
             let thread = Thread { [self] in
-                board.finish(error: runWorker(board: board, pacer: pacer, openSession: openSession, isStopRequested: isStopRequested))
+                board.finish(error: runWorker(board: board, pacer: pacer, openSession: openSession, isStopRequested: isStopping))
             }
             thread.name = "cutover-backfill-\(index + 1)"
             thread.start()
         }
+        // Workers left converting after a throw would race the next run over the same ranges (a
+        // reconnecting step's retry, in the same process), and convert on after the run's lease,
+        // which its lost session held, is gone.
+        defer { board.stopWorkers() }
         progress(first)
         var reported = first
         let clock = ContinuousClock()
@@ -63,7 +70,8 @@ extension BackfillEngine {
         return current
     }
 
-    /// One worker: opens its session and converts ranges from `board` until none is left.
+    /// One worker: opens its session and converts ranges from `board` until none is left, or
+    /// `isStopRequested` says to stop (the operator, or the calling thread through `board`).
     private func runWorker(board: WorkerBoard, pacer: BackfillPacer, openSession: @Sendable () throws -> PostgresConnection,
                            isStopRequested: () -> Bool) -> (any Error)? {
         do {
@@ -107,6 +115,7 @@ final class WorkerBoard: Sendable {
         var finished = 0
         var error: (any Error)?
         var skipped = BackfillEngine.SkippedRows()
+        var isStopping = false
     }
     private let state: Mutex<State>
     private let changed = DispatchSemaphore(value: 0)
@@ -150,6 +159,15 @@ final class WorkerBoard: Sendable {
         }
     }
 
+    /// Whether the calling thread has told the workers to stop after their batch in flight.
+    var isStopping: Bool { state.withLock { $0.isStopping } }
+
+    /// Tells every worker to stop after its batch in flight, and waits until all have finished.
+    func stopWorkers() {
+        state.withLock { $0.isStopping = true }
+        while !isEveryWorkerFinished { _ = changed.wait(timeout: .now() + .milliseconds(200)) }
+    }
+
     /// Wakes the calling thread to report: the pace changed.
     func poke() {
         changed.signal()
@@ -167,6 +185,8 @@ final class WorkerBoard: Sendable {
     /// Waits until a worker reports or `timeout` passes; returns whether every worker has finished.
     func waitForChange(timeout: Duration) -> Bool {
         _ = changed.wait(timeout: .now() + .milliseconds(Int(DurationText.milliseconds(in: timeout))))
-        return state.withLock { $0.finished == workers }
+        return isEveryWorkerFinished
     }
+
+    private var isEveryWorkerFinished: Bool { state.withLock { $0.finished == workers } }
 }

@@ -10,8 +10,9 @@ import PostgresClient
 /// short transaction together with the update of the cursor in `cutover.migration_state`, so a
 /// backfill killed at any moment resumes from exactly where its last durable batch ended. Rows
 /// another transaction holds are skipped by the batch statement and picked up by a later pass:
-/// over the keys of the batches that skipped them when the batch says so (`skipped`), over the
-/// whole table when it does not; the engine makes passes until nothing remains, up to a bound.
+/// over the keys of the batches that skipped them when the batch says so (`skipped`) and can
+/// stop at the end of those keys (``isBatchBounded``), over the whole table otherwise; the
+/// engine makes passes until nothing remains, up to a bound.
 /// Memory does not grow with the table: one batch is in flight at a time and only its summary
 /// row comes back.
 public struct BackfillEngine: Sendable {
@@ -181,6 +182,10 @@ public struct BackfillEngine: Sendable {
     public let splitSQL: String?
     /// The pacing.
     public let options: Options
+
+    /// Whether the batch statement takes the last key of its span, `$3`: that of a plan that
+    /// divides its rows does; one that does not walks from its cursor to the end of the table.
+    var isBatchBounded: Bool { splitSQL != nil }
 
     /// An engine for `plan` with its statements.
     public init(plan: String, batchSQL: String, remainingSQL: String, splitSQL: String? = nil, options: Options = Options()) {
@@ -415,10 +420,7 @@ public struct BackfillEngine: Sendable {
         let size = Int32(clamping: size)
         let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
         var binds = [cursor.postgresBind, size.postgresBind]
-        if splitSQL != nil {
-            // A plan that divides its rows has a batch that takes the end of its range.
-            binds.append(span.upper.postgresBind)
-        }
+        if isBatchBounded { binds.append(span.upper.postgresBind) }
         return try connection.withTransaction { connection in
             // A plan for each batch's own cursor: the batch statement is prepared, and a generic
             // plan, blind to the cursor, reads the whole table for every batch.

@@ -62,6 +62,38 @@ struct BackfillKeyWalkTests {
         }
     }
 
+    /// An index whose key column orders otherwise than the column's own comparisons, by another
+    /// collation or operator class, or holds it only as an `INCLUDE`d column, does not serve:
+    /// PostgreSQL cannot walk it for the batch's comparisons, and would read and sort the whole
+    /// table in every batch. A plain unique index of the same columns does.
+    @Test(.timeLimit(.minutes(2)))
+    func expandRefusesAKeyIndexThatOrdersOtherwise() async throws {
+        let database = try await TestPostgres.database("backfill_key_collation")
+        try await onThread {
+            let connection = try database.connect()
+            _ = try ControlSchema.install(on: connection)
+            try connection.execute(unsafeSQL: """
+                CREATE TABLE items (code text COLLATE "POSIX" NOT NULL, n int NOT NULL, amount numeric NOT NULL);
+                INSERT INTO items SELECT 'item ' || n, n, n FROM generate_series(1, 2000) AS n
+                """)
+            let steps = { (key: String) in
+                try CompiledSteps(compiled: try DeclarativePlan(manifest: Array(Self.manifest(key: key).utf8)).compile(), connection: connection)
+            }
+            for (key, index) in [(#""code""#, #"(code COLLATE "C")"#), (#""code""#, "(code text_pattern_ops)"),
+                                 (#"["code", "n"]"#, "(code) INCLUDE (n)")] {
+                try connection.execute(unsafeSQL: "CREATE UNIQUE INDEX items_code ON items \(index)")
+                let refused = try steps(key).failingChecks(.expand)
+                #expect(refused.count == 1 && refused.first?.hasPrefix("key in an index's order:") == true, "\(index): \(refused)")
+                try connection.execute(unsafeSQL: "DROP INDEX items_code")
+            }
+            let check = try #require(try steps(#""code""#).plan.step(.expand)?.checks.first { $0.name == "key in an index's order" })
+            #expect(check.message.contains("each with the column's own collation and its type's default operator class"), "\(check.message)")
+            try connection.execute(unsafeSQL: "CREATE UNIQUE INDEX items_code ON items (code, n)")
+            #expect(try steps(#""code""#).failingChecks(.expand) == [])
+            #expect(try steps(#"["code", "n"]"#).failingChecks(.expand) == [])
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aBatchReadsFromItsCursorToItsRangesEndThroughTheKeysIndex() async throws {
         try await Self.expandedItems("backfill_key_walk") { connection, steps in

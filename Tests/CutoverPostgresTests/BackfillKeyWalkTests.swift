@@ -41,17 +41,25 @@ struct BackfillKeyWalkTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func expandRefusesAKeyNoIndexLeadsInItsOrder() async throws {
-        let database = try await TestPostgres.database("backfill_key_order")
+    /// Runs `body` on a new database with the control schema and `table`, not expanded, and the
+    /// plan compiled for a key (as JSON) into steps on its connection.
+    static func unexpanded(_ name: String, table: String,
+                           _ body: @escaping @Sendable (PostgresConnection, (String) throws -> CompiledSteps) throws -> Void) async throws {
+        let database = try await TestPostgres.database(name)
         try await onThread {
             let connection = try database.connect()
             _ = try ControlSchema.install(on: connection)
-            try connection.execute(unsafeSQL: Self.table)
-            let failing = { (key: String) in
-                try CompiledSteps(compiled: try DeclarativePlan(manifest: Array(Self.manifest(key: key).utf8)).compile(),
-                                  connection: connection).failingChecks(.expand)
+            try connection.execute(unsafeSQL: table)
+            try body(connection) { key in
+                CompiledSteps(compiled: try DeclarativePlan(manifest: Array(Self.manifest(key: key).utf8)).compile(), connection: connection)
             }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func expandRefusesAKeyNoIndexLeadsInItsOrder() async throws {
+        try await Self.unexpanded("backfill_key_order", table: Self.table) { connection, steps in
+            func failing(_ key: String) throws -> [String] { try steps(key).failingChecks(.expand) }
             #expect(try failing(#"["tenant_id", "id"]"#) == [])
             let reversed = try failing(#"["id", "tenant_id"]"#)
             #expect(reversed.count == 1 && reversed.first?.hasPrefix("key in an index's order:") == true, "\(reversed)")
@@ -74,17 +82,10 @@ struct BackfillKeyWalkTests {
     /// table in every batch. A plain unique index of the same columns does.
     @Test(.timeLimit(.minutes(2)))
     func expandRefusesAKeyIndexThatOrdersOtherwise() async throws {
-        let database = try await TestPostgres.database("backfill_key_collation")
-        try await onThread {
-            let connection = try database.connect()
-            _ = try ControlSchema.install(on: connection)
-            try connection.execute(unsafeSQL: """
-                CREATE TABLE items (code text COLLATE "POSIX" NOT NULL, n int NOT NULL, amount numeric NOT NULL);
-                INSERT INTO items SELECT 'item ' || n, n, n FROM generate_series(1, 2000) AS n
-                """)
-            let steps = { (key: String) in
-                try CompiledSteps(compiled: try DeclarativePlan(manifest: Array(Self.manifest(key: key).utf8)).compile(), connection: connection)
-            }
+        try await Self.unexpanded("backfill_key_collation", table: """
+            CREATE TABLE items (code text COLLATE "POSIX" NOT NULL, n int NOT NULL, amount numeric NOT NULL);
+            INSERT INTO items SELECT 'item ' || n, n, n FROM generate_series(1, 2000) AS n
+            """) { connection, steps in
             for (key, index) in [(#""code""#, #"(code COLLATE "C")"#), (#""code""#, "(code text_pattern_ops)"),
                                  (#"["code", "n"]"#, "(code) INCLUDE (n)")] {
                 try connection.execute(unsafeSQL: "CREATE UNIQUE INDEX items_code ON items \(index)")

@@ -31,17 +31,25 @@ struct CompiledSteps {
         try RecordPlanRegistry.remakeSave(plan: plan.name, on: connection)
     }
 
-    /// Runs backfill batches of `batchSize` until none is left, and returns the rows remaining by its count.
+    /// Runs backfill batches of `batchSize` from `cursor` (nil: from the start) until none is
+    /// left, and returns the rows remaining by its count.
     @discardableResult
-    func backfill(batchSize: Int32) throws -> Int64 {
+    func backfill(batchSize: Int32, after cursor: String? = nil) throws -> Int64 {
         let backfill = try #require(plan.step(.backfill)?.backfill)
-        var cursor: String?
+        var cursor = cursor
         repeat {
-            cursor = try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.batch.path] ?? "",
-                                                        binds: [cursor.postgresBind, batchSize.postgresBind, String?.none.postgresBind]))[0]
-                .decode(String?.self, "last_key")
+            cursor = try batch(after: cursor, size: batchSize)
         } while cursor != nil
         return try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.remaining.path] ?? ""))[0].decode(Int64.self, at: 0)
+    }
+
+    /// Runs one backfill batch of `size` keys after `cursor` (nil: from the start) to the end of
+    /// the table, and returns its `last_key`: the next batch's cursor, nil when none remain.
+    func batch(after cursor: String?, size: Int32) throws -> String? {
+        let backfill = try #require(plan.step(.backfill)?.backfill)
+        return try connection.query(PostgresQuery(unsafeSQL: compiled.fileTexts[backfill.batch.path] ?? "",
+                                                  binds: [cursor.postgresBind, size.postgresBind, String?.none.postgresBind]))[0]
+            .decode(String?.self, "last_key")
     }
 
     /// The names of `kind`'s inline checks that fail now, each with what it observed.

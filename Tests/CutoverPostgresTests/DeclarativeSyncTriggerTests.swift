@@ -102,6 +102,54 @@ struct DeclarativeSyncTriggerTests {
         }
     }
 
+    /// A plan of `items`, keyed on `id`, whose one operation is `operation`, of a kind the
+    /// backfill fills, and the column it fills.
+    struct KeyMovePlan: Sendable, CustomTestStringConvertible {
+        let operation: String
+        let column: String
+        var testDescription: String { column }
+
+        var manifest: String {
+            """
+            {"format": 2, "name": "items", "table": "public.items", "key": "id",
+             "operations": [\(operation)]}
+            """
+        }
+    }
+
+    static let keyMovePlans = [
+        KeyMovePlan(operation: #"{"alter_column": {"from": "amount", "to": {"name": "amount_cents", "type": "bigint"}, "#
+                        + #""up": "round(amount * 100)", "down": "amount_cents / 100.0"}}"#, column: "amount_cents"),
+        KeyMovePlan(operation: #"{"add_column": {"name": "label", "type": "text", "up": "'an item'"}}"#, column: "label"),
+        KeyMovePlan(operation: #"{"set_not_null": {"column": "note", "up": "'none'"}}"#, column: "note"),
+    ]
+
+    /// An old writer's UPDATE that changes only the key of a row still to convert, moving it
+    /// behind the backfill's cursor, converts the row: the backfill walks on from its cursor and
+    /// never reaches it again, so it would end with the row left as it was.
+    @Test(.timeLimit(.minutes(2)), arguments: keyMovePlans)
+    func aRowWhoseKeyMovesBehindTheCursorIsConverted(plan: KeyMovePlan) async throws {
+        let database = try await TestPostgres.database("declarative_sync_key_move")
+        try await onThread {
+            let steps = try CompiledSteps.expanded(plan.manifest, on: try database.connect(), after: """
+                CREATE TABLE items (id bigint PRIMARY KEY, amount numeric NOT NULL, note text);
+                INSERT INTO items SELECT 2 * n, n FROM generate_series(1, 100) AS n
+                """)
+            let cursor = try #require(try steps.batch(after: nil, size: 50))
+            #expect(try Self.count("\(plan.column) IS NULL", on: steps.connection) == 50)
+            // Row 180 is ahead of the cursor (key 100) and still to convert; 51 is behind it.
+            let legacy = try database.connect(applicationName: "legacy-app")
+            try legacy.execute(unsafeSQL: "UPDATE items SET id = 51 WHERE id = 180")
+            #expect(try Self.count("id = 51 AND \(plan.column) IS NOT NULL", on: legacy) == 1)
+            #expect(try steps.backfill(batchSize: 50, after: cursor) == 0)
+            #expect(try Self.count("\(plan.column) IS NULL", on: legacy) == 0)
+        }
+    }
+
+    private static func count(_ condition: String, on connection: PostgresConnection) throws -> Int64 {
+        try connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM items WHERE \(condition)"))[0].decode(Int64.self, "n")
+    }
+
     /// Expand builds no index whose predicate names a modern column, so an old application's
     /// update, whose trigger gives the modern column a new value, stays a HOT update (no new
     /// entry in any index) before the backfill and after it. The same update under such an

@@ -15,8 +15,8 @@ extension PlanCompiler {
     /// in one statement reading until it finds `$2` rows to convert. The cursor is the last key
     /// walked as a JSON object
     /// (`{"tenant_id": 7, "id": 42}`), read back into the key's own types by
-    /// `jsonb_populate_record` over the table's row type, so the compiler needs no type and
-    /// text never compares where numbers should.
+    /// `jsonb_populate_record` over a row of the table (``decodedKey(_:)``), so the compiler
+    /// needs no type and text never compares where numbers should.
     /// Rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`) and counted as
     /// `skipped`; the writer's trigger converts them, and a later pass walks again the keys of
     /// the batches that skipped any. The rows still to convert are found first, then locked by
@@ -73,16 +73,14 @@ extension PlanCompiler {
         // at the table's first key, with none for the end it ends at the table's last.
         let sql = """
             WITH cursor_key AS (
-                SELECT \(key.map { "k." + $0 }.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($1 AS text)::jsonb) AS k
-                 WHERE CAST($1 AS text) IS NOT NULL
+                \(decodedKey("$1"))
             ), lower_key AS (
                 SELECT \(key.map { "c." + $0 }.joined(separator: ", ")) FROM cursor_key AS c
                 UNION ALL
                 (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($1 AS text) IS NULL
                   ORDER BY \(key.map { "f." + $0 }.joined(separator: ", ")) LIMIT 1)
             ), upper_key AS (
-                SELECT \(key.map { "k." + $0 }.joined(separator: ", ")) FROM jsonb_populate_record(NULL::\(table.sql), CAST($3 AS text)::jsonb) AS k
-                 WHERE CAST($3 AS text) IS NOT NULL
+                \(decodedKey("$3"))
                 UNION ALL
                 (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($3 AS text) IS NULL
                   ORDER BY \(key.map { "f.\($0) DESC" }.joined(separator: ", ")) LIMIT 1)
@@ -119,6 +117,23 @@ extension PlanCompiler {
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
                             statements: [.init(sql, lock: .rowExclusive, work: .rows, note: "locks only the rows of its batch")])
+    }
+
+    /// The key that the batch's parameter `parameter` (`$1`, the cursor, or `$3`, the range's
+    /// end) gives as JSON text, in the key's own types: `jsonb_populate_record` over a row of the
+    /// table, the first along the key's index, which keeps that row's other columns as they are.
+    /// Over `NULL::<table>` it would read every column the JSON leaves out as NULL, which a
+    /// column of a NOT NULL domain refuses. No row when the parameter is NULL, nor when the table
+    /// is empty, which leaves the batch nothing to walk.
+    private func decodedKey(_ parameter: String) -> String {
+        let key = plan.key.map(SQLName.identifier)
+        let text = "CAST(\(parameter) AS text)"
+        return """
+            SELECT \(key.map { "k." + $0 }.joined(separator: ", "))
+                  FROM (SELECT cutover_row FROM \(table.sql) AS cutover_row WHERE \(text) IS NOT NULL
+                         ORDER BY \(key.map { "cutover_row." + $0 }.joined(separator: ", ")) LIMIT 1) AS base,
+                       jsonb_populate_record(base.cutover_row, \(text)::jsonb) AS k
+            """
     }
 
     /// Where parallel workers' key ranges end: `$1` the ranges wanted; the keys (as JSON text,

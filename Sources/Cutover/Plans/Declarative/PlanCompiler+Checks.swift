@@ -35,7 +35,13 @@ extension PlanCompiler {
 
     /// A btree index whose leading columns are the plan's key in its order, which the backfill
     /// walks from its cursor on (``backfillBatch()``): without one each batch would read the
-    /// table up to its cursor again.
+    /// table up to its cursor again. Each of those columns must be a key column of the index
+    /// (not an `INCLUDE`d one) with the column's own collation and its type's default btree
+    /// operator family: the batch compares the key with the column's own `<` and collation, and
+    /// PostgreSQL walks no index that orders it otherwise, such as `(id COLLATE "C")` on a column
+    /// of another collation or `(id text_pattern_ops)`, but reads and sorts the whole table in
+    /// every batch. A type with no default btree operator class of its own (`varchar`, an enum,
+    /// an array, a domain over a domain) takes the default class the index was built with.
     func keyIndexed() -> PlanCheck {
         let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
         let names = "ARRAY[\(Self.literals(plan.key))]"
@@ -45,13 +51,22 @@ extension PlanCompiler {
                   JOIN pg_class AS c ON c.oid = i.indexrelid
                   JOIN pg_am AS m ON m.oid = c.relam
                  WHERE i.indrelid = \(regclass) AND m.amname = 'btree' AND i.indisvalid AND i.indpred IS NULL
-                   AND (i.indkey::int2[])[0:\(plan.key.count - 1)] = ARRAY(
-                       SELECT a.attnum FROM unnest(\(names)) WITH ORDINALITY AS k(name, n)
-                         JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attname = k.name
-                        ORDER BY k.n)::int2[])
+                   AND i.indnkeyatts >= \(plan.key.count)
+                   AND (SELECT count(*) FROM unnest(\(names)) WITH ORDINALITY AS k(name, n)
+                          JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attname = k.name
+                          JOIN pg_type AS t ON t.oid = a.atttypid
+                          JOIN pg_opclass AS o ON o.oid = i.indclass[k.n - 1]
+                         WHERE a.attnum = i.indkey[k.n - 1] AND a.attcollation = i.indcollation[k.n - 1]
+                           AND o.opcfamily = coalesce(
+                               (SELECT d.opcfamily FROM pg_opclass AS d
+                                 WHERE d.opcmethod = m.oid AND d.opcdefault
+                                   AND d.opcintype = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END),
+                               CASE WHEN o.opcdefault THEN o.opcfamily END)) = \(plan.key.count))
             """, expect: .compare(.equal, .boolean(true)),
             "the backfill walks the key (\(plan.key.joined(separator: ", "))) along a btree index that begins with its "
-                + "columns in that order: list the key as the primary key or a unique index lists its columns")
+                + "columns in that order, each with the column's own collation and its type's default operator class "
+                + "(on an index such as (id COLLATE \"C\") or (id text_pattern_ops) every batch would read and sort the whole table): "
+                + "list the key as the primary key or a unique index lists its columns")
     }
 
     /// No key column takes NULL: the backfill walks the key with comparisons that a NULL key

@@ -125,7 +125,7 @@ struct PlanCompiler {
             }
         }
         trigger = SyncTrigger(table: table, function: "cutover." + SQLName.identifier(SQLName.derived(stem, "sync")),
-                              groups: groups, fills: fills)
+                              key: targets.isEmpty ? [] : plan.key, groups: groups, fills: fills)
         addedColumns = added
         droppedColumns = dropped
         self.targets = targets

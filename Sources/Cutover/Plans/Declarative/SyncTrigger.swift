@@ -20,6 +20,7 @@
 /// | UPDATE changing both | legacy ← `down(NEW)`: only a new writer can name modern columns | no |
 /// | UPDATE changing neither (same values, another column) | nothing, before backfill or after | no |
 /// | the same, by the backfill (`cutover.backfill` set to `on`), modern columns all NULL | modern ← `up(NEW)` | no |
+/// | the same, changing the key, modern columns all NULL | modern ← `up(NEW)` | no |
 ///
 /// A new writer may also say so: `SET LOCAL cutover.writer = 'modern'` (read with
 /// `current_setting(…, true)`, so an unset value never raises) makes an INSERT with every
@@ -29,10 +30,15 @@
 /// and TRUNCATE need nothing. NULLs are values like any other (`IS DISTINCT FROM`).
 ///
 /// `add_column`: an INSERT leaving the column NULL gets `up(NEW)` (or the default) and is a
-/// legacy write (such an INSERT fails after contract). `set_not_null`: a NULL written gets `up`,
-/// and a write of NULL is a legacy write. `drop_column`: an INSERT leaving it NULL gets
-/// `down(NEW)`; an INSERT giving it another value than `down`, or an UPDATE changing it, is a
-/// legacy write.
+/// legacy write (such an INSERT fails after contract); an UPDATE changing the key of a row
+/// whose column is NULL gets it too. `set_not_null`: a NULL written gets `up`, and a write of
+/// NULL is a legacy write. `drop_column`: an INSERT leaving it NULL gets `down(NEW)`; an INSERT
+/// giving it another value than `down`, or an UPDATE changing it, is a legacy write.
+///
+/// **A key that moves.** The backfill walks the key once, from its cursor on, so a row still
+/// to convert that an UPDATE moves behind the cursor would never be walked again. The trigger
+/// therefore also fires on the key's columns, and converts such a row itself, as the backfill
+/// would have: the change is no legacy write, since both applications write the key.
 ///
 /// **Never raising on an old statement.** Nothing the trigger adds enforces anything: modern
 /// columns stay nullable, and the constraints an old writer's values could break through `up`
@@ -93,6 +99,9 @@ struct SyncTrigger: Sendable, Hashable {
     let table: QualifiedName
     /// The trigger function, `cutover.<table>_sync`, as SQL.
     let function: String
+    /// The key the backfill walks, whose change converts a row still to convert; empty when
+    /// there is nothing to backfill.
+    let key: [String]
     let groups: [Group]
     let fills: [Fill]
 
@@ -111,9 +120,15 @@ struct SyncTrigger: Sendable, Hashable {
     /// Whether there is anything to sync.
     var isNeeded: Bool { !groups.isEmpty || !fills.isEmpty }
 
-    /// The columns whose UPDATE fires the trigger.
+    /// The columns whose UPDATE fires the trigger: those it syncs, then the key's.
     var updateColumns: [String] {
-        groups.flatMap { $0.legacy + $0.modern } + fills.filter { $0.kind != .newColumn }.map(\.column)
+        let synced = groups.flatMap { $0.legacy + $0.modern } + fills.filter { $0.kind != .newColumn }.map(\.column)
+        return synced + key.filter { !synced.contains($0) }
+    }
+
+    /// `(NEW.k) IS DISTINCT FROM (OLD.k)`: the UPDATE moves the row along the key.
+    private var keyMoved: String {
+        Self.distinct(key.map { "NEW." + SQLName.identifier($0) }, key.map { "OLD." + SQLName.identifier($0) })
     }
 
     /// Every row function the trigger calls.
@@ -182,7 +197,7 @@ struct SyncTrigger: Sendable, Hashable {
                 ELSIF \(Self.distinct(legacy, oldLegacy)) THEN
                     \(Self.assign(modern, group.up))
                     legacy_write := legacy_write OR NOT declared_modern;
-                ELSIF \(allModernNull) AND current_setting(\(SQLName.literal(Self.backfillSetting)), true) IS NOT DISTINCT FROM 'on' THEN
+                ELSIF \(allModernNull) AND (\(keyMoved) OR current_setting(\(SQLName.literal(Self.backfillSetting)), true) IS NOT DISTINCT FROM 'on') THEN
                     \(Self.assign(modern, group.up))
                 END IF;
             """
@@ -204,7 +219,8 @@ struct SyncTrigger: Sendable, Hashable {
         switch fill.kind {
         case .newColumn:
             lines = ["-- \(fill.column): added", "IF TG_OP = 'INSERT' AND \(column) IS NULL AND NOT declared_modern THEN"]
-                + assign + ["    legacy_write := true;", "END IF;"]
+                + assign + ["    legacy_write := true;", "ELSIF TG_OP = 'UPDATE' AND \(column) IS NULL AND \(keyMoved) THEN"]
+                + assign + ["END IF;"]
         case .notNull:
             lines = ["-- \(fill.column): NOT NULL at contract", "IF \(column) IS NULL THEN",
                      "    legacy_write := legacy_write OR (NOT declared_modern AND (TG_OP = 'INSERT' OR \(old) IS NOT NULL));"]

@@ -28,7 +28,7 @@ BEGIN
     ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
         NEW.status_code := (CASE NEW.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END);
         legacy_write := legacy_write OR NOT declared_modern;
-    ELSIF NEW.status_code IS NULL AND current_setting('cutover.backfill', true) IS NOT DISTINCT FROM 'on' THEN
+    ELSIF NEW.status_code IS NULL AND (NEW.id IS DISTINCT FROM OLD.id OR current_setting('cutover.backfill', true) IS NOT DISTINCT FROM 'on') THEN
         NEW.status_code := (CASE NEW.status WHEN 'new' THEN 1 WHEN 'paid' THEN 2 WHEN 'shipped' THEN 3 END);
     END IF;
     IF legacy_write AND current_setting('cutover.legacy_noted', true) IS DISTINCT FROM (to_char(now(), 'YYYYMMDDHH24MISS ') || 'public.orders') THEN
@@ -68,5 +68,5 @@ ALTER TABLE public.orders
 
 -- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
 CREATE OR REPLACE TRIGGER cutover_sync
-    BEFORE INSERT OR UPDATE OF status, status_code ON public.orders
+    BEFORE INSERT OR UPDATE OF status, status_code, id ON public.orders
     FOR EACH ROW EXECUTE FUNCTION cutover.orders_sync();

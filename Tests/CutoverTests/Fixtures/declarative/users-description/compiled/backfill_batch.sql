@@ -6,16 +6,20 @@
 
 -- ROW EXCLUSIVE lock, writes rows, no rewrite, locks only the rows of its batch
 WITH cursor_key AS (
-    SELECT k.id FROM jsonb_populate_record(NULL::users, CAST($1 AS text)::jsonb) AS k
-     WHERE CAST($1 AS text) IS NOT NULL
+    SELECT k.id
+      FROM (SELECT cutover_row FROM users AS cutover_row WHERE CAST($1 AS text) IS NOT NULL
+             ORDER BY cutover_row.id LIMIT 1) AS base,
+           jsonb_populate_record(base.cutover_row, CAST($1 AS text)::jsonb) AS k
 ), lower_key AS (
     SELECT c.id FROM cursor_key AS c
     UNION ALL
     (SELECT f.id FROM users AS f WHERE CAST($1 AS text) IS NULL
       ORDER BY f.id LIMIT 1)
 ), upper_key AS (
-    SELECT k.id FROM jsonb_populate_record(NULL::users, CAST($3 AS text)::jsonb) AS k
-     WHERE CAST($3 AS text) IS NOT NULL
+    SELECT k.id
+      FROM (SELECT cutover_row FROM users AS cutover_row WHERE CAST($3 AS text) IS NOT NULL
+             ORDER BY cutover_row.id LIMIT 1) AS base,
+           jsonb_populate_record(base.cutover_row, CAST($3 AS text)::jsonb) AS k
     UNION ALL
     (SELECT f.id FROM users AS f WHERE CAST($3 AS text) IS NULL
       ORDER BY f.id DESC LIMIT 1)

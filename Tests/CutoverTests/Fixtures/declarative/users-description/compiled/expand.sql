@@ -17,6 +17,8 @@ BEGIN
     IF TG_OP = 'INSERT' AND NEW.description IS NULL AND NOT declared_modern THEN
         NEW.description := ('description for ' || NEW.name);
         legacy_write := true;
+    ELSIF TG_OP = 'UPDATE' AND NEW.description IS NULL AND NEW.id IS DISTINCT FROM OLD.id THEN
+        NEW.description := ('description for ' || NEW.name);
     END IF;
     IF legacy_write AND current_setting('cutover.legacy_noted', true) IS DISTINCT FROM (to_char(now(), 'YYYYMMDDHH24MISS ') || 'users') THEN
         PERFORM 1 FROM cutover.legacy_activity
@@ -49,5 +51,5 @@ ALTER TABLE users
 
 -- SHARE ROW EXCLUSIVE lock, catalog only, no rewrite
 CREATE OR REPLACE TRIGGER cutover_sync
-    BEFORE INSERT ON users
+    BEFORE INSERT OR UPDATE OF id ON users
     FOR EACH ROW EXECUTE FUNCTION cutover.users_sync();

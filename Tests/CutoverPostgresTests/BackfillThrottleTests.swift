@@ -192,6 +192,27 @@ struct BackfillThrottleTests {
         #expect(progress.throttleWaits == 1)
         #expect(progress.lastThrottleReason?.hasSuffix("active sessions, over the ceiling of 1") == true, "\(String(describing: progress.lastThrottleReason))")
     }
+
+    /// The backfill's own count of the rows still to convert, reading on a session of its own,
+    /// is no active session of the load: with a ceiling of none, it does not hold the batches.
+    @Test func theBackfillsOwnCountIsNoActiveSessionOfTheCeiling() async throws {
+        let cluster = try await EphemeralCluster.start()
+        defer { cluster.stop() }
+        let configuration = try await StandbyLagCeilingTests.expandedDatabase("session_ceiling_count", on: cluster, rows: 100)
+        var options = BackfillEngine.Options(batchSize: 10, throttle: PlanBackfillThrottle(targetBatchTime: .zero, maximumActiveSessions: 0))
+        options.startCountTimeout = .milliseconds(200)
+        let built = try BackfillEngineTests.engine(batchSize: 10)
+        // A count that reads for ten minutes: it times out before the first batch, goes on in the
+        // background, and is cancelled when the backfill ends.
+        let engine = BackfillEngine(plan: built.plan, batchSQL: built.batchSQL,
+                                    remainingSQL: "SELECT count(*) FROM drafts, pg_sleep(600) WHERE document IS NULL",
+                                    splitSQL: built.splitSQL, options: options)
+        let lines = Lines()
+        let progress = try await run(engine, on: configuration, lines: lines).value.get()
+        #expect(progress.converted == 100)
+        #expect(progress.throttleWaits == 0, "\(lines.lines.withLock { $0 }) \(String(describing: progress.lastThrottleReason))")
+        #expect(lines.saw("counting on a session of its own"), "\(lines.lines.withLock { $0 })")
+    }
 }
 
 /// An operator's pause, resume and retune (`cutover.backfill_control`) reach a running

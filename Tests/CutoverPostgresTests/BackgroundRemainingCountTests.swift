@@ -49,8 +49,11 @@ struct BackgroundRemainingCountTests {
         let outcome = try await Self.outcome(of: counting)
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(counting.wasCancelled)
+        // Its database's sessions only: the other tests of the cluster run the same statement.
         let reading = try await db.sql { connection in
-            try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE query = \(Self.endless)")[0].decode(Int64.self, "n")
+            try connection.query("""
+                SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = \(Self.endless)
+                """)[0].decode(Int64.self, "n")
         }
         #expect(reading == 0)
         await db.close()
@@ -65,7 +68,8 @@ struct BackgroundRemainingCountTests {
         try await onThread {
             let watcher = try database.connect()
             while try watcher.query("""
-                SELECT count(*) AS n FROM pg_stat_activity WHERE query = \(Self.endless) AND state = 'active'
+                SELECT count(*) AS n FROM pg_stat_activity
+                 WHERE datname = current_database() AND query = \(Self.endless) AND state = 'active'
                 """)[0].decode(Int64.self, "n") == 0 {
                 try watcher.execute(unsafeSQL: "SELECT pg_sleep(0.02)")
             }

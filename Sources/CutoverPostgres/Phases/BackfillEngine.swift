@@ -260,6 +260,7 @@ public struct BackfillEngine: Sendable {
         var uncovered = state.backfillCursor.map { [KeySpan(after: nil, upper: $0)] } ?? []
         // One pace for the whole backfill: its workers, and the passes after them.
         let pacer = BackfillPacer(plan: plan, options: options, log: log)
+        pacer.excludeSession(of: background)
         if let splitSQL {
             let earlier = try BackfillRanges.all(plan: plan, on: connection)
             let ranges = try BackfillRanges(plan: plan, splitSQL: splitSQL)

@@ -19,7 +19,7 @@ import PostgresClient
 /// batch's time, as one worker does: each of the backfill's sessions works at most 1/(1 + nice
 /// ratio) of the time, and N workers together keep at most N/(1 + nice ratio) sessions busy.
 final class BackfillPacer: @unchecked Sendable {
-    // Safe to share between worker threads: `pace`, `siblings` and `failure` are read and written
+    // Safe to share between worker threads: `pace`, `siblings`, `count` and `failure` are read and written
     // only while `condition` is locked; `gate`, `monitor` and `applied` only by the worker holding the pace's
     // turn (taken and given back under the lock), one worker at a time; the rest never changes.
 
@@ -39,6 +39,7 @@ final class BackfillPacer: @unchecked Sendable {
     private let condition = NSCondition()
     private var pace: BackfillPace
     private var siblings: [Int32] = []
+    private var count: BackgroundRemainingCount?
     private var failure: BackfillError?
     private let monitor: StandbyLagMonitor?
     private let gate: BackfillThrottleGate
@@ -66,6 +67,12 @@ final class BackfillPacer: @unchecked Sendable {
     /// Adds a worker's server process to those the active sessions ceiling does not count.
     func addSibling(_ pid: Int32) {
         locked { _ in siblings.append(pid) }
+    }
+
+    /// Leaves the session of the backfill's own count of the rows still to convert out of the
+    /// active sessions ceiling while it reads: the backfill must not hold itself back.
+    func excludeSession(of count: BackgroundRemainingCount?) {
+        locked { _ in self.count = count }
     }
 
     /// Rows the next batch asks for.
@@ -162,7 +169,7 @@ final class BackfillPacer: @unchecked Sendable {
                 pace.measured(lagAtStart: wait.lags.map(\.lag).max())
             }
         }
-        gate.siblings = locked { _ in siblings }
+        gate.siblings = locked { _ in siblings + (count?.sessionPID.map { [$0] } ?? []) }
         if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted, isStopRequested: isStopRequested,
                                                   holds: holds) {
             locked { $0.throttleLetGo(reason: held.reason, after: held.waited) }

@@ -29,6 +29,7 @@ final class BackgroundRemainingCount: Sendable {
     private struct State {
         var outcome: Result<Counted, any Error>?
         var canceller: PostgresCanceller?
+        var sessionPID: Int32?
         var isCancelled = false
     }
     private let state = Mutex(State())
@@ -49,6 +50,7 @@ final class BackgroundRemainingCount: Sendable {
             state.withLock { state in
                 state.outcome = outcome
                 state.canceller = nil
+                state.sessionPID = nil
             }
         }
         thread.name = "cutover-backfill-count"
@@ -57,6 +59,10 @@ final class BackgroundRemainingCount: Sendable {
 
     /// The count once it has landed (or failed); nil while it runs.
     var outcome: Result<Counted, any Error>? { state.withLock { $0.outcome } }
+
+    /// The server process of the count's session while it counts; nil before it has one and
+    /// once the count has landed.
+    var sessionPID: Int32? { state.withLock { $0.sessionPID } }
 
     /// Whether the count failed because ``cancel()`` stopped it.
     var wasCancelled: Bool { state.withLock { $0.isCancelled } }
@@ -74,7 +80,10 @@ final class BackgroundRemainingCount: Sendable {
                        beforeStatement: @Sendable (Int) -> Void) throws -> Counted {
         let session = try openSession()
         session.noticeHandler = { _ in }
-        state.withLock { $0.canceller = session.canceller }
+        state.withLock { state in
+            state.canceller = session.canceller
+            state.sessionPID = session.backendPID
+        }
         var sent = 0
         // Each statement only after a look for a cancel that came while the session waited.
         func send<T>(_ statement: () throws -> T) throws -> T {

@@ -556,6 +556,24 @@ SELECT NOT EXISTS (SELECT FROM unnest(p_columns) AS c(name)
                     WHERE NOT has_column_privilege(cutover.calling_role(), p_table, a.attnum, p_privilege))
 $column_privileges$;
 
+-- Whether the calling role may itself INSERT into (p_insert) or UPDATE p_table: on the whole
+-- table, or on every one of the columns p_columns the save writes. Inlined where it is called,
+-- so that a save pays for the privilege check and nothing more.
+CREATE OR REPLACE FUNCTION cutover.caller_may_write(p_table regclass, p_columns text[], p_insert boolean)
+RETURNS boolean LANGUAGE sql STABLE AS $may_write$
+SELECT has_table_privilege(cutover.calling_role(), p_table, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
+       OR cutover.caller_has_column_privileges(p_table, p_columns, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
+$may_write$;
+
+-- Raises CU007: the calling role may not write p_table, so a save does not write it either.
+CREATE OR REPLACE FUNCTION cutover.refuse_write(p_table regclass, p_insert boolean)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $refuse_write$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not %s %s, so it may not save there either',
+        cutover.calling_role(), CASE WHEN p_insert THEN 'insert into' ELSE 'update' END, p_table);
+END
+$refuse_write$;
+
 -- The save of the drafts plan: claim the operation in that plan's ledger, then the conditional
 -- write, in the caller's transaction.
 -- p_request is the canonical request; only its sha256 is kept. p_lock_timeout_ms bounds the
@@ -606,13 +624,11 @@ BEGIN
     END IF;
 
     -- The function writes as the schema's owner: only what its caller may write itself.
-    IF NOT (has_table_privilege(cutover.calling_role(), @drafts_literal@::regclass, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)
-            OR cutover.caller_has_column_privileges(@drafts_literal@::regclass,
-                   CASE WHEN p_expected = 0 THEN ARRAY['id'] ELSE '{}' END
-                   || CASE p_path WHEN 'legacy' THEN ARRAY['title', 'revision'] ELSE ARRAY['title', 'document', 'revision'] END,
-                   CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)) THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not %s %s, so it may not save there either',
-            cutover.calling_role(), CASE WHEN p_expected = 0 THEN 'insert into' ELSE 'update' END, @drafts_literal@);
+    IF NOT cutover.caller_may_write(@drafts_literal@::regclass,
+               CASE WHEN p_expected = 0 THEN ARRAY['id'] ELSE '{}' END
+               || CASE p_path WHEN 'legacy' THEN ARRAY['title', 'revision'] ELSE ARRAY['title', 'document', 'revision'] END,
+               p_expected = 0) THEN
+        PERFORM cutover.refuse_write(@drafts_literal@::regclass, p_expected = 0);
     END IF;
 
     -- 1. Claim. A concurrent claim of the same operation makes this wait until it commits
@@ -885,6 +901,9 @@ $json_parameters$;
 --                write may commit another revision than the one predicted (the row's xmin, after
 --                a subtransaction), which the ledger then gets; p_current the statement reading
 --                the current revision into v_current
+--   p_table and p_written  the table (an expression of type regclass) and the columns the save
+--                writes (of type text[]), for the check that the calling role may write them
+--                itself (cutover.caller_may_write) before the claim; NULL when p_prepare checks
 -- PL/pgSQL makes every expression it evaluates ready again in each transaction, so once per
 -- save, for about as much as the expression's own work: the text keeps a committing save's
 -- expressions few, folds the checks into one condition, and computes the predicted revision
@@ -916,13 +935,7 @@ BEGIN
     END IF;
 %8$s
 
-    -- The function writes as the schema's owner: only what its caller may write itself.
-    IF NOT (has_table_privilege(cutover.calling_role(), %19$s, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)
-            OR cutover.caller_has_column_privileges(%19$s, %20$s, CASE WHEN p_expected = 0 THEN 'INSERT' ELSE 'UPDATE' END)) THEN
-        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %%s may not %%s %%s, so it may not save there either',
-            cutover.calling_role(), CASE WHEN p_expected = 0 THEN 'insert into' ELSE 'update' END, %19$s);
-    END IF;
-
+%19$s
     -- 1. Claim, as save_draft does. The revision recorded is the one the write will commit: the
     --    next one, or for xmin this transaction's ID, corrected below if a subtransaction wrote.%9$s
     INSERT INTO cutover.operation_ledger (plan, scope, operation_id, fingerprint, record_key, revision, path)
@@ -1001,7 +1014,12 @@ $template$,
             UPDATE cutover.operation_ledger l SET revision = v_current
              WHERE l.plan = %2$s AND l.scope = p_scope AND l.operation_id = p_operation_id;
         END IF;$correct$, p_predicted, p_plan) ELSE '' END,
-    p_current, p_table, p_written)
+    p_current,
+    CASE WHEN p_table IS NOT NULL THEN format($check$    -- The function writes as the schema's owner: only what its caller may write itself.
+    IF NOT cutover.caller_may_write(%1$s, %2$s, p_expected = 0) THEN
+        PERFORM cutover.refuse_write(%1$s, p_expected = 0);
+    END IF;
+$check$, p_table, p_written) ELSE '' END)
 $source$;
 -- save_record's work for any shape of the table and any columns, its statements put together
 -- per call from the registration and the catalog (cutover.record_statements_for): the same
@@ -1254,8 +1272,13 @@ BEGIN
     -- that a join to no row of the table gives has their types now: a query on the table, whose
     -- plan is made again when the table changes. Another type sends the save to
     -- save_record_dynamic, which reads the values as the table's types are now.
-    SELECT CASE WHEN %1$s THEN 1 END INTO v_made FROM (SELECT) AS one LEFT JOIN %2$s AS t ON false;
-    IF v_made IS NULL THEN
+    -- The same query tells whether the calling role may write the table itself (0 when not).
+    SELECT CASE WHEN %1$s THEN CASE WHEN cutover.caller_may_write(%7$L::regclass, %8$s, p_expected = 0) THEN 1 ELSE 0 END END
+      INTO v_made FROM (SELECT) AS one LEFT JOIN %2$s AS t ON false;
+    IF v_made IS DISTINCT FROM 1 THEN
+        IF v_made = 0 THEN
+            PERFORM cutover.refuse_write(%7$L::regclass, p_expected = 0);
+        END IF;
         SELECT d.outcome, d.revision INTO outcome, revision
           FROM cutover.save_record_dynamic(%3$L, p_scope, p_operation_id, jsonb_build_object(%4$s), p_expected, %5$L,
                                            jsonb_build_object(%6$s), p_request, p_lock_timeout_ms) AS d;
@@ -1267,7 +1290,11 @@ BEGIN
                 (SELECT string_agg(format('%L, $%s', k.c, 2 + k.n), ', ') FROM unnest(v_keys) WITH ORDINALITY AS k(c, n)),
                 v_path_name,
                 (SELECT string_agg(format('%L, $%s', c.c, 3 + cardinality(v_keys) + c.n), ', ')
-                   FROM unnest(v_set) WITH ORDINALITY AS c(c, n))),
+                   FROM unnest(v_set) WITH ORDINALITY AS c(c, n)),
+                v_table::text,
+                format('CASE WHEN p_expected = 0 THEN %L::text[] ELSE %L::text[] END',
+                       v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL),
+                       v_set || array_remove(ARRAY[v_entity.revision_column], NULL))),
             NULL,
             format('jsonb_build_object(%s)', (SELECT string_agg(format('%L, %s', k.c, v_key_values[k.n]), ', ')
                                                 FROM unnest(v_keys) WITH ORDINALITY AS k(c, n))),
@@ -1290,10 +1317,7 @@ BEGIN
                     v_match, v_revision, v_revision)),
             v_entity.revision_column IS NULL,
             format('SELECT coalesce(%s, -9223372036854775808) INTO v_current FROM %s AS t WHERE %s;', v_revision, v_table, v_match),
-            quote_literal(v_table::text) || '::regclass',
-            format('CASE WHEN p_expected = 0 THEN %L::text[] ELSE %L::text[] END',
-                   v_keys || v_set || array_remove(ARRAY[v_entity.revision_column], NULL),
-                   v_set || array_remove(ARRAY[v_entity.revision_column], NULL)));
+            NULL, NULL);
         v_made := v_made || format('%s(%s)', v_name, v_signature);
         -- Chosen by save_record_<plan> when the save is this path's, names exactly these
         -- columns and the table holds them.
@@ -1432,6 +1456,8 @@ REVOKE EXECUTE ON FUNCTION
     cutover.make_record_save(text),
     cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text, text, text),
     cutover.caller_has_column_privileges(regclass, text[], text),
+    cutover.caller_may_write(regclass, text[], boolean),
+    cutover.refuse_write(regclass, boolean),
     cutover.calling_role(),
     cutover.record_json_parameters(text, text, text),
     cutover.read_record(text, jsonb),

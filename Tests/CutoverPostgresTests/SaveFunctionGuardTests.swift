@@ -80,9 +80,13 @@ struct SaveFunctionGuardTests {
                     Self.answer(connection, """
                         SELECT * FROM cutover.save_draft('s', 'op-5', '\\x00', 'd-5', 0, 'legacy', 'T', NULL, NULL)
                         """),
+                    // Columns no path's function takes: save_record_dynamic.
+                    Self.answer(connection, """
+                        SELECT * FROM cutover.save_record('drafts', 's', 'op-8', '{"id": "d-8"}', 0, 'modern', '{"title": "T"}')
+                        """),
                 ]
             }
-            #expect(calls == Array(repeating: .raised("CU007", refusal), count: 3))
+            #expect(calls == Array(repeating: .raised("CU007", refusal), count: 4))
             let written = try await roles.admin { connection in
                 try connection.query("SELECT (SELECT count(*) FROM drafts) + (SELECT count(*) FROM cutover.operation_ledger) AS n")[0]
                     .decode(Int64.self, "n")

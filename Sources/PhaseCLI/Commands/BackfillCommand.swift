@@ -49,7 +49,7 @@ struct BackfillCommand: PhaseCommand {
         "backfill", abstract: "Convert the rows that only have the legacy representation.",
         discussion: "Works in keyset batches, each its own short transaction, and resumes from its stored cursor when run again. "
             + "Rows another transaction holds are skipped, not waited on; a later pass walks again the keys of the batches that "
-            + "skipped any (up to 20 passes). It counts the rows still to convert when it begins and when a pass skipped none, "
+            + "skipped any (the whole table, for a plan of SQL files whose batch takes no last key), up to 20 passes. It counts the rows still to convert when it begins and when a pass skipped none, "
             + "each time under --check-timeout: a first count past it goes on in the background while batches run, and a last "
             + "one past it is left to contract's own check (a plan of SQL files counts at every pass end, under --statement-timeout). "
             + "--pause, --resume and --retune change a backfill running in another terminal and return at once.",

@@ -18,18 +18,25 @@ struct RecordSaveFunctionTests {
         case raised(String, String)
     }
 
-    private static func save(_ connection: PostgresConnection, plan: String, _ operation: String, key: String,
-                             expected: Int64, path: String, columns: String) -> Answer {
+    /// What a call of a save function gave: the first row `call` returns, or what it raised.
+    static func answer(_ call: () throws -> PostgresRow) -> Answer {
         do {
-            let row = try connection.query("""
-                SELECT outcome, revision FROM cutover.save_record(\(plan), 's', \(operation), CAST(\(key) AS jsonb),
-                                                                  \(expected), \(path), CAST(\(columns) AS jsonb))
-                """)[0]
+            let row = try call()
             return .row(try row.decode(String.self, "outcome"), try row.decode(Int64?.self, "revision"))
         } catch let error as PostgresError {
             return .raised(error.sqlState?.rawValue ?? "", error.message)
         } catch {
             return .raised("", "\(error)")
+        }
+    }
+
+    private static func save(_ connection: PostgresConnection, plan: String, _ operation: String, key: String,
+                             expected: Int64, path: String, columns: String) -> Answer {
+        answer {
+            try connection.query("""
+                SELECT outcome, revision FROM cutover.save_record(\(plan), 's', \(operation), CAST(\(key) AS jsonb),
+                                                                  \(expected), \(path), CAST(\(columns) AS jsonb))
+                """)[0]
         }
     }
 
@@ -157,19 +164,14 @@ struct RecordSaveFunctionTests {
             }
             // A path's own function, called as the Swift store does: text values in the registered order.
             func direct(_ path: String, _ operation: String, expected: Int64, _ value: String) -> Answer {
-                do {
+                Self.answer {
                     // The name ends in a part of the md5 of the order of its parameters.
                     let function = try connection.query("""
                         SELECT \(unsafeRaw: path)_save_function AS f FROM cutover.record_plans WHERE plan = 'items'
                         """)[0].decode(String.self, "f")
-                    let row = try connection.query("""
+                    return try connection.query("""
                         SELECT outcome, revision FROM \(unsafeRaw: function)('s', \(operation), '7', \(expected), \(value), '\\x01')
                         """)[0]
-                    return .row(try row.decode(String.self, "outcome"), try row.decode(Int64?.self, "revision"))
-                } catch let error as PostgresError {
-                    return .raised(error.sqlState?.rawValue ?? "", error.message)
-                } catch {
-                    return .raised("", "\(error)")
                 }
             }
             func dynamic() throws -> Int { try Self.dynamicStatements(connection, plan: "items") }

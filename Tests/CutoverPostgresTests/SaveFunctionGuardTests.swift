@@ -13,14 +13,7 @@ import Testing
 struct SaveFunctionGuardTests {
     /// A call of `sql` on `connection`: its first row's outcome and revision, or what it raised.
     private static func answer(_ connection: PostgresConnection, _ sql: String) -> RecordSaveFunctionTests.Answer {
-        do {
-            let row = try connection.query(PostgresQuery(unsafeSQL: sql))[0]
-            return .row(try row.decode(String.self, "outcome"), try row.decode(Int64?.self, "revision"))
-        } catch let error as PostgresError {
-            return .raised(error.sqlState?.rawValue ?? "", error.message)
-        } catch {
-            return .raised("", "\(error)")
-        }
+        RecordSaveFunctionTests.answer { try connection.query(PostgresQuery(unsafeSQL: sql))[0] }
     }
 
     /// The sqlstate `answer` raised, or nil for a row.

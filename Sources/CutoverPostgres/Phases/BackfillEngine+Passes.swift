@@ -62,9 +62,10 @@ extension BackfillEngine {
     /// converted every row still to convert it walked: the count that confirms it runs under
     /// ``Options/startCountTimeout``, and past it the backfill ends uncounted (contract counts
     /// before it runs), once a pass has walked the keys `uncovered` too: those an earlier run
-    /// walked, whose skipped rows this one did not see. A count that finds rows no batch saw (a write that bypassed the sync trigger)
-    /// sends the next pass over the whole table, as does every pass of a batch that does not
-    /// say what it skipped, after a count under the statement timeout.
+    /// walked, whose skipped rows this one did not see. A count that finds rows no batch saw (a
+    /// write that bypassed the sync trigger) sends the next pass over the whole table, as does
+    /// every pass of a batch that does not say what it skipped, after a count under the
+    /// statement timeout.
     ///
     /// A count still running in `background` goes on through a pass over skipped rows' keys;
     /// otherwise it is cancelled first.

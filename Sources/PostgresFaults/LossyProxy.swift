@@ -8,17 +8,18 @@ import Glibc
 /// A loopback TCP proxy in front of PostgreSQL that can lose a server's reply on purpose.
 ///
 /// Every connection made to ``port`` is forwarded to the target. After
-/// ``loseNextReplyToCommit()``, the next client write that carries a COMMIT is forwarded as
-/// usual, and the server's reply to it (sent after the commit is done) reaches nobody: the proxy
-/// drops it and closes both sides. That is the lost response of a real network, at the worst
-/// moment, for tests of outcome-unknown handling.
+/// ``loseNextReplyToCommit()``, the next client write that commits is forwarded as usual, and
+/// the server's reply to it (sent after the commit is done) reaches nobody: the proxy drops it
+/// and closes both sides. That is the lost response of a real network, at the worst moment, for
+/// tests of outcome-unknown handling.
 package final class LossyProxy: Sendable {
     /// The loopback port clients connect to.
     package let port: Int
     private let listener: LoopbackSocket
     private let targetHost: String
     private let targetPort: Int
-    private let isArmed = Mutex(false)
+    /// What the next lost reply answers, while armed.
+    private let armed = Mutex<Commit?>(nil)
     private let isHoldingClientBytes = Mutex(false)
     private let isStopped = Mutex(false)
     private let lostReplies = Mutex(0)
@@ -36,9 +37,29 @@ package final class LossyProxy: Sendable {
         thread.start()
     }
 
-    /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection.
+    /// The writes whose reply the proxy can lose.
+    private enum Commit {
+        /// A COMMIT: a simple query or a statement with that text, or a Bind of one prepared so.
+        case explicit
+        /// A COMMIT, or a statement the server commits on its own: a write with an Execute that
+        /// ends with a Sync, sent while the server was outside a transaction block (its last
+        /// ReadyForQuery said idle). The server runs such a statement in an implicit
+        /// transaction and commits it at the Sync, before answering it; this is how
+        /// `PostgresPool.pipelinedTransaction` commits, and also how a lone read ends.
+        case any
+    }
+
+    /// Makes the server's reply to the next write that commits (a COMMIT, or a statement the
+    /// server commits at its Sync) reach nobody, and cuts that connection.
     package func loseNextReplyToCommit() {
-        isArmed.withLock { $0 = true }
+        armed.withLock { $0 = .any }
+    }
+
+    /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection:
+    /// for clients that run their statements in transactions they open and commit themselves,
+    /// whose other statements outside a transaction must be answered.
+    package func loseNextReplyToExplicitCommit() {
+        armed.withLock { $0 = .explicit }
     }
 
     /// Stops reading what clients send until ``releaseClientBytes()``, so that their sockets
@@ -117,6 +138,8 @@ package final class LossyProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var losingReply = false
         var commitStatements: Set<[UInt8]> = []
+        // Whether the server is outside a transaction block, as its last ReadyForQuery said.
+        var isServerIdle = false
         while true {
             let isHolding = isHoldingClientBytes.withLock { $0 }
             descriptors[0].events = isHolding ? 0 : Int16(POLLIN)
@@ -134,8 +157,18 @@ package final class LossyProxy: Sendable {
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
                 clientWrites.withLock { $0 += 1 }
-                if !losingReply, chunk.carriesCommit(preparedCommits: &commitStatements), isArmed.withLock({ armed in defer { armed = false }; return armed }) {
-                    losingReply = true
+                let commits = chunk.commits(preparedCommits: &commitStatements)
+                if !losingReply, commits != .none {
+                    let isIdle = isServerIdle
+                    losingReply = armed.withLock { armed in
+                        let matches = switch armed {
+                        case .explicit?: commits == .explicit
+                        case .any?: commits == .explicit || isIdle
+                        case nil: false
+                        }
+                        if matches { armed = nil }
+                        return matches
+                    }
                 }
                 guard sendAll(server, chunk) else { return }
             }
@@ -147,6 +180,11 @@ package final class LossyProxy: Sendable {
                     lostReplies.withLock { $0 += 1 }
                     Glibc.shutdown(client, Int32(SHUT_RDWR))
                     return
+                }
+                // A ReadyForQuery ('Z', length 5, status) ends what the server sends before it
+                // waits for the client: its status byte is 'I' outside a transaction block.
+                if count >= 6, buffer[count - 6] == UInt8(ascii: "Z"), buffer[count - 5..<count - 1].elementsEqual([0, 0, 0, 5]) {
+                    isServerIdle = buffer[count - 1] == UInt8(ascii: "I")
                 }
                 guard sendAll(client, buffer[0..<count]) else { return }
             }
@@ -165,25 +203,38 @@ package final class LossyProxy: Sendable {
     }
 }
 
+/// What a client write may commit, as ``ArraySlice/commits(preparedCommits:)`` reads it.
+private enum WriteCommits {
+    case none
+    /// It runs a COMMIT.
+    case explicit
+    /// It runs a statement and ends with a Sync: outside a transaction block, the server commits
+    /// that statement at the Sync.
+    case atSync
+}
+
 extension ArraySlice<UInt8> {
-    /// Whether a client write runs a COMMIT: a simple query or an unnamed statement with the
-    /// text COMMIT, or a Bind of a statement prepared as COMMIT. The names of statements
-    /// prepared as COMMIT are noted in `preparedCommits` (the write that prepares one commits
-    /// nothing). A write that is not a sequence of whole frontend messages is searched for
-    /// the text alone.
-    fileprivate func carriesCommit(preparedCommits: inout Set<[UInt8]>) -> Bool {
+    /// Whether a client write runs a COMMIT (a simple query or an unnamed statement with the
+    /// text COMMIT, or a Bind of a statement prepared as COMMIT), or else an Execute and then a
+    /// Sync as its last message. The names of statements prepared as COMMIT are noted in
+    /// `preparedCommits` (the write that prepares one commits nothing). A write that is not a
+    /// sequence of whole frontend messages is searched for the text COMMIT alone.
+    fileprivate func commits(preparedCommits: inout Set<[UInt8]>) -> WriteCommits {
         let commit = Array("COMMIT".utf8)
         var carries = false
+        var executes = false
+        var last: UInt8 = 0
         var index = startIndex
         while index < endIndex {
-            guard index + 5 <= endIndex else { return containsText(commit) }
+            guard index + 5 <= endIndex else { return containsText(commit) ? .explicit : .none }
             let length = self[index + 1..<index + 5].reduce(0) { $0 << 8 | Int($1) }
-            guard length >= 4, index + 1 + length <= endIndex else { return containsText(commit) }
+            guard length >= 4, index + 1 + length <= endIndex else { return containsText(commit) ? .explicit : .none }
             let body = self[index + 5..<index + 1 + length]
+            last = self[index]
             switch self[index] {
             case UInt8(ascii: "P"):
                 let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
-                guard fields.count >= 2 else { return containsText(commit) }
+                guard fields.count >= 2 else { return containsText(commit) ? .explicit : .none }
                 if fields[1].elementsEqual(commit) && !fields[0].isEmpty {
                     preparedCommits.insert(Array(fields[0]))
                 } else if fields[1].containsText(commit) {
@@ -191,8 +242,10 @@ extension ArraySlice<UInt8> {
                 }
             case UInt8(ascii: "B"):
                 let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
-                guard fields.count >= 2 else { return containsText(commit) }
+                guard fields.count >= 2 else { return containsText(commit) ? .explicit : .none }
                 if preparedCommits.contains(Array(fields[1])) { carries = true }
+            case UInt8(ascii: "E"):
+                executes = true
             case UInt8(ascii: "Q"):
                 if body.containsText(commit) { carries = true }
             default:
@@ -200,7 +253,8 @@ extension ArraySlice<UInt8> {
             }
             index += 1 + length
         }
-        return carries
+        if carries { return .explicit }
+        return executes && last == UInt8(ascii: "S") ? .atSync : .none
     }
 
     private func containsText(_ needle: [UInt8]) -> Bool {

@@ -56,7 +56,7 @@ struct RunnerEdgeTests {
             // The reply to the step's last transaction, the one that changes the phase, is lost.
             let connection = try PostgresConnection(configuration: .init(connectionString: proxied, connectTimeout: TestPostgres.connectTimeout))
             let lossyPID = connection.backendPID  // libpq forgets it once the connection breaks
-            let lossy = try self.runner(connection) { if $0 == line { proxy.loseNextReplyToCommit() } }
+            let lossy = try self.runner(connection) { if $0 == line { proxy.loseNextReplyToExplicitCommit() } }
             #expect(throws: PostgresError.self) { try lossy.run(step) }
             #expect(proxy.lostReplyCount == 1)
             let after = try prior.state()

@@ -162,7 +162,7 @@ struct FailoverCommandTests {
         let epoch = try #require(try await db.value(Int64.self, "SELECT epoch FROM cutover.migration_state"))
         let (proxy, proxied) = try db.database.throughLossyProxy()
         defer { proxy.stop() }
-        proxy.loseNextReplyToCommit()
+        proxy.loseNextReplyToExplicitCommit()
         let run = try await onThread { try PhaseBinary.run(["switch", "modern", "--force-readers"], databaseURL: proxied) }
 
         #expect(proxy.lostReplyCount == 1)

@@ -42,7 +42,7 @@ struct StepIdempotenceTests {
         let db = try await modernWithV2OnlyFields("idem_rollback_lost_reply")
         let (proxy, proxied) = try db.database.throughLossyProxy()
         defer { proxy.stop() }
-        proxy.loseNextReplyToCommit()
+        proxy.loseNextReplyToExplicitCommit()
         let first = try await onThread { try PhaseBinary.run(["rollback", "switch", "--reconnect-for", "0s"], databaseURL: proxied) }
         #expect(proxy.lostReplyCount == 1)
         #expect(first.status == 69, "\(first.diagnostics)")

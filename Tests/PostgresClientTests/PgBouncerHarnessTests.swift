@@ -48,9 +48,9 @@ struct PgBouncerHarnessTests {
 
     @Test(.timeLimit(.minutes(3)))
     func statementModeCarriesAPipelinedTransactionButRefusesAnInteractiveOne() async throws {
-        // What the pooler runbook says of statement mode: BEGIN, the statement and COMMIT in
-        // one pipeline end in one Sync, so PgBouncer sees one exchange; a transaction that
-        // waits for its client between statements is refused.
+        // What the pooler runbook says of statement mode: the statement and its Sync travel in
+        // one pipeline, and the server commits at the Sync, so PgBouncer sees one exchange; a
+        // transaction that waits for its client between statements is refused.
         let database = try await TestPostgres.database("pgbouncer_statement")
         let (pooler, url) = try await database.throughPgBouncer(.init(poolMode: .statement, poolSize: 1))
         defer { pooler.stop() }

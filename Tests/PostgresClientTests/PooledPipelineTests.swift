@@ -155,6 +155,31 @@ struct PooledPipelineTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
+    func aCommitRefusedAtTheSyncIsDefiniteOnTheConnectionsOwnThreadToo() async throws {
+        let database = try await Self.database.value
+        let (answers, left, state) = try await runOnDedicatedThread { () -> ([String], Int, PostgresConnection.TransactionState) in
+            let connection = try database.connect()
+            try connection.execute(unsafeSQL: "CREATE TEMPORARY TABLE once (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+            var answers: [String] = []
+            for _ in 0..<2 {
+                do {
+                    let rows = try connection.pipelinedTransaction("INSERT INTO once VALUES (\(7)) RETURNING n")
+                    answers.append("rows \(try rows[0].decode(Int.self, "n"))")
+                } catch let error as PostgresError {
+                    answers.append("\(error.code) \(error.sqlState?.rawValue ?? "-")")
+                }
+            }
+            let left = try connection.query("SELECT count(*) AS n FROM once")[0].decode(Int.self, "n")
+            return (answers, left, connection.transactionState)
+        }
+        // The second INSERT ran and returned its row, but the commit at the Sync refused it:
+        // the row the statement returned is not an answer.
+        #expect(answers == ["rows 7", "server 23505"])
+        #expect(left == 1)
+        #expect(state == .idle)
+    }
+
+    @Test(.timeLimit(.minutes(3)))
     func statementsTheServerForgotArePreparedAgain() async throws {
         let database = try await Self.database.value
         var configuration = database.configuration()
@@ -162,7 +187,7 @@ struct PooledPipelineTests {
         let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
         let select: PostgresQuery = "SELECT \(20) + \(1) AS n"
         #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
-        // As a pooler's DISCARD ALL would: the prepared BEGIN, statement and COMMIT are gone.
+        // As a pooler's DISCARD ALL would: the prepared statement is gone.
         try await pool.withConnection { try $0.execute(unsafeSQL: "DEALLOCATE ALL") }
         #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)
         #expect(try await pool.pipelinedTransaction(select)[0].decode(Int.self, "n") == 21)

@@ -5,8 +5,9 @@ import Synchronization
 /// The durable commit boundary for any plan's entity: its table and the plan's operation ledger in PostgreSQL.
 ///
 /// What ``PostgresDraftStore`` is for drafts, for every ``RecordEntity``. Each save is one
-/// transaction at READ COMMITTED sent in one round trip (BEGIN, a call of the writer path's own save
-/// function or of `cutover.save_record`, and COMMIT, pipelined): the function claims (scope, operation ID) in
+/// transaction at READ COMMITTED sent in one round trip (a call of the writer path's own save
+/// function or of `cutover.save_record` and a Sync, pipelined; the server commits at the Sync):
+/// the function claims (scope, operation ID) in
 /// the entity's plan's ledger first, replaying an identical request's result (same sha256 of
 /// ``SaveRequest/canonicalEncoding``, whichever path sent it) or refusing a different one
 /// with ``SaveFailure/operationConflict``, and then writes conditionally on the expected

@@ -9,7 +9,7 @@ import Synchronization
 /// for its own entity; without that, every save paid for the entity's type being looked up at
 /// run time. What it calls is this one class, compiled once here: it chooses the function
 /// (the writer path's own, else the plan's `save_record_<plan>`, else `cutover.save_record`),
-/// sends BEGIN, the call and COMMIT in one pipeline, and maps what the server raised to the
+/// sends the call and a Sync in one pipeline (the server commits at the Sync), and maps what the server raised to the
 /// contract's failures.
 @usableFromInline
 final class RecordSaveSender: Sendable {

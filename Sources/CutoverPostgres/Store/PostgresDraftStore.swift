@@ -4,8 +4,8 @@ import PostgresClient
 
 /// The durable commit boundary: drafts and the operation ledger in PostgreSQL.
 ///
-/// Each save is one transaction at READ COMMITTED, sent in one round trip (BEGIN, a call of
-/// `cutover.save_draft` and COMMIT, pipelined): the function claims (scope, operation ID) in
+/// Each save is one transaction at READ COMMITTED, sent in one round trip (a call of
+/// `cutover.save_draft` and a Sync, pipelined; the server commits at the Sync): the function claims (scope, operation ID) in
 /// the ledger first, replaying an identical request's result or refusing a different one, and
 /// then makes the conditional write; a write that does not apply raises, so the claim rolls
 /// back with it. A connection lost before the server answered is ``SaveFailure/outcomeUnknown``:

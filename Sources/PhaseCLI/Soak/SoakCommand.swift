@@ -10,7 +10,7 @@ import Synchronization
 /// `phase soak`: saves under faults, across writer switches and a backfill, then the invariants.
 ///
 /// Three application instances save through a loopback proxy that can lose the reply to a
-/// COMMIT, while a fault injector terminates their backends, loses replies, and (when the
+/// commit, while a fault injector terminates their backends, loses replies, and (when the
 /// cluster is the soak's own) restarts the server with an immediate shutdown; the writer path
 /// switches back and forth all the while and a backfill runs halfway. Every unknown outcome is
 /// retried with the same operation ID until the ledger answers. At the end the database is
@@ -37,7 +37,7 @@ struct SoakCommand: PhaseCommand {
         help: "A hostile neighbour to run beside the fleet, repeatable: forge-notify sends forged and garbage notifications on the fleet's channel at random moments; squat is a role with the application's grants that holds the old runner lock and tries to take or forge the runner's lease, the writer path, the history, the outcome counts, the ledger and other instances' registrations.")
     static let spec = CommandSpec(
         "soak", abstract: "Save under injected faults across writer switches and a backfill, then check nothing was lost or done twice.",
-        discussion: "Terminates backends, loses replies to COMMIT through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
+        discussion: "Terminates backends, loses replies to commits through a loopback proxy, and restarts the server with an immediate shutdown when the cluster is its own, while three instances save and retry unknown outcomes with the same operation ID. Exits non-zero on any violation, a failed save and an instance that did not follow a switch included.",
         parameters: [DemoCommand.rows, Self.duration, DemoCommand.applicationURL, Self.neighbour], command: Self.self)
 
     let context: PhaseContext

@@ -1,78 +1,72 @@
 internal import CLibPQ
 
-/// One statement in a transaction of its own: BEGIN, the statement and COMMIT sent together in
-/// libpq's pipeline mode, then their results read back one step at a time.
+/// One statement in a transaction of its own: the statement and a Sync sent together in
+/// libpq's pipeline mode, then their answers read back one step at a time.
+///
+/// The server runs a statement that is not in a transaction block in an implicit transaction,
+/// which it commits when it reaches the Sync, after answering the statement and before
+/// ReadyForQuery. So the statement's answer alone does not say that anything committed: only
+/// the pipeline's sync does. Without BEGIN and COMMIT around it, the server parses, binds and
+/// runs one statement rather than three, and the client builds and reads one.
 ///
 /// The same steps serve a thread that waits for each result
 /// (``PostgresConnection/pipelinedTransaction(_:)``) and a poller that reads only what has
 /// arrived and comes back when the socket is readable (``PostgresPool/pipelinedTransaction(_:)``),
 /// so that both classify every outcome the same way:
 ///
-/// - a failure to queue BEGIN or the statement is definite: without a COMMIT nothing commits;
-/// - an error the server reported for BEGIN or the statement is thrown as it is;
-/// - a COMMIT answered with ROLLBACK is `commitRolledBack`;
-/// - a connection that broke once COMMIT was queued, before its answer, is `outcomeUnknown`.
+/// - a failure to queue the statement is definite: without a Sync the server commits nothing;
+/// - an error the server reported for the statement is thrown as it is;
+/// - an error the server reported at the Sync (a deferred constraint, a commit that failed) is
+///   thrown as it is: the implicit transaction rolled back;
+/// - a connection that broke once the Sync was queued, before the sync came back, is
+///   `outcomeUnknown`.
 ///
 /// Not `Sendable`: one thread drives it at a time, as its connection.
 final class PipelinedTransaction {
     let connection: PostgresConnection
     private let key: PostgresConnection.StatementKey
     private let binds: [PostgresBind]
-    private let names: StatementNames
-
-    /// The prepared names of BEGIN, the statement and COMMIT; nil runs one unprepared.
-    struct StatementNames {
-        var begin: [CChar]?
-        var statement: [CChar]?
-        var commit: [CChar]?
-    }
+    /// The statement's prepared name; nil runs it unprepared.
+    private let name: [CChar]?
 
     /// What is read next.
     private enum Step {
-        case begin, statement, commit, sync
-
-        var next: Step {
-            switch self {
-            case .begin: .statement
-            case .statement: .commit
-            case .commit, .sync: .sync
-            }
-        }
+        case statement, sync
     }
-    private var step = Step.begin
+    private var step = Step.statement
     private var isReadFailed = false
     /// The current command's result has been read; the NULL that ends it has not.
     private var isEndingCommand = false
     private var rows: PostgresRows?
     /// Output queued but not yet written to the socket (non-blocking sends only).
     private(set) var isFlushing = false
-    /// The outcome once known; a committed transaction may still have its sync to read.
+    /// The outcome once known: at the sync when committed, earlier when it failed.
     private(set) var outcome: Result<PostgresRows, PostgresError>?
     /// Whether everything has been read and pipeline mode left, so that the connection is ready
     /// for its next command.
     private(set) var isSettled = false
 
     init(connection: PostgresConnection, key: PostgresConnection.StatementKey, binds: [PostgresBind],
-         names: StatementNames) {
+         name: [CChar]?) {
         self.connection = connection
         self.key = key
         self.binds = binds
-        self.names = names
+        self.name = name
     }
 
     private var handle: OpaquePointer { connection.handle }
 
-    /// Enters pipeline mode and queues the three commands and a sync.
+    /// Enters pipeline mode and queues the statement and a sync.
     ///
     /// With `blocking` false, the connection is put in non-blocking mode and output that does
     /// not fit the socket is left queued (``isFlushing``); ``advance(waiting:)`` writes it.
     ///
     /// A failure is also the transaction's ``outcome``, so that nothing waits for answers to
     /// commands that were never sent; ``PostgresConnection/leavePipeline()`` then reads what
-    /// was sent and rolls it back.
+    /// was sent.
     ///
-    /// - Throws: a definite `connectionLost` if BEGIN or the statement cannot be queued, and
-    ///   `outcomeUnknown` if COMMIT or the sync cannot.
+    /// - Throws: a definite `connectionLost` if the statement cannot be queued, and
+    ///   `outcomeUnknown` if the sync cannot.
     func send(blocking: Bool) throws {
         do {
             try queue(blocking: blocking)
@@ -88,25 +82,18 @@ final class PipelinedTransaction {
             throw PostgresError(code: .unexpectedResponse,
                                 message: "cannot enter pipeline mode: " + connection.lastErrorMessage())
         }
-        let sentStatement = sendWithoutParameters("BEGIN", prepared: names.begin)
-            && connection.withParameterArrays(binds, { parameters in
-                if let name = names.statement {
-                    PQsendQueryPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
-                                        parameters.formats, 0)
-                } else {
-                    PQsendQueryParams(handle, key.sql, parameters.count, key.types, parameters.values,
-                                      parameters.lengths, parameters.formats, 0)
-                }
-            }) == 1
-        // Without a COMMIT the server cannot commit, so a failure this early is definite.
-        guard sentStatement else {
-            let error = connection.connectionError(sql: key.sql)
-            // BEGIN may be queued: a sync after it lets the pipeline be read to its end (the
-            // server answers nothing before a sync) and the transaction it opens rolled back.
-            _ = PQpipelineSync(handle)
-            throw error
-        }
-        guard sendWithoutParameters("COMMIT", prepared: names.commit), PQpipelineSync(handle) == 1 else {
+        let sentStatement = connection.withParameterArrays(binds, { parameters in
+            if let name {
+                PQsendQueryPrepared(handle, name, parameters.count, parameters.values, parameters.lengths,
+                                    parameters.formats, 0)
+            } else {
+                PQsendQueryParams(handle, key.sql, parameters.count, key.types, parameters.values,
+                                  parameters.lengths, parameters.formats, 0)
+            }
+        }) == 1
+        // The server commits only when it reaches the Sync, so a failure this early is definite.
+        guard sentStatement else { throw connection.connectionError(sql: key.sql) }
+        guard PQpipelineSync(handle) == 1 else {
             throw connection.outcomeUnknownError(cause: connection.lastErrorMessage())
         }
         if !blocking {
@@ -152,7 +139,7 @@ final class PipelinedTransaction {
                     if PQstatus(handle) == CONNECTION_OK { continue }
                 }
                 isEndingCommand = false
-                step = step.next
+                step = .sync
                 continue
             }
             defer { if let result { PQclear(result) } }
@@ -163,37 +150,32 @@ final class PipelinedTransaction {
 
     /// Takes one command's result; returns whether that ends the transaction's reading.
     private func read(_ result: OpaquePointer?) -> Bool {
-        if step == .sync {
-            // COMMIT succeeded: the outcome is known whatever happens to the rest.
-            if let result, PQresultStatus(result) == PGRES_PIPELINE_SYNC,
-               PQexitPipelineMode(handle) == 1, PQsetnonblocking(handle, 0) == 0 {
-                isSettled = true
-            }
-            return true
-        }
         switch (step, classify(result, keepingRows: step == .statement)) {
-        case (.commit, .rows(let commit)):
-            if commit.commandTag == "COMMIT", let rows {
-                // Committed. Its NULL and then the sync follow; reading them returns the
-                // connection to normal mode, but the outcome no longer depends on them.
-                outcome = .success(rows)
-                isEndingCommand = true
-                return false
-            }
-            if commit.commandTag == "ROLLBACK" { return finish(.failure(connection.commitRolledBackError())) }
-            return finish(.failure(PostgresError(code: .unexpectedResponse,
-                                                 message: "COMMIT was answered with \(commit.commandTag)")))
-        case (_, .rows(let commandRows)):
-            // BEGIN or the statement: only the statement's rows are kept.
-            if step == .statement { rows = commandRows }
+        case (.statement, .rows(let statementRows)):
+            // Answered, not yet committed: the server commits when it reaches the Sync.
+            rows = statementRows
             isEndingCommand = true
             return false
-        case (.commit, .refused(let error)) where connection.leavesCommitUnknown(error):
+        case (.sync, .synced):
+            // Committed: the server answers the Sync only once the transaction is over.
+            outcome = rows.map { .success($0) }
+                ?? .failure(PostgresError(code: .unexpectedResponse, message: "the statement's answer never came"))
+            if PQexitPipelineMode(handle) == 1, PQsetnonblocking(handle, 0) == 0 { isSettled = true }
+            return true
+        case (.sync, .rows(let unexpected)):
+            return finish(.failure(PostgresError(code: .unexpectedResponse,
+                                                 message: "the pipeline's sync was answered with \(unexpected.commandTag)")))
+        case (.sync, .refused(let error)) where connection.leavesCommitUnknown(error):
             return finish(.failure(connection.outcomeUnknownError(cause: error.message)))
         case (_, .refused(let error)):
+            // The statement failed, or the commit at the Sync did (a deferred constraint):
+            // either way the implicit transaction rolled back.
             return finish(.failure(error))
         case (_, .lost(let cause)):
             return finish(.failure(connection.outcomeUnknownError(cause: cause)))
+        case (.statement, .synced):
+            return finish(.failure(PostgresError(code: .unexpectedResponse,
+                                                 message: "the pipeline's sync came before the statement's answer")))
         }
     }
 
@@ -202,15 +184,11 @@ final class PipelinedTransaction {
         return true
     }
 
-    /// Queues a statement without parameters: its prepared name when it has one.
-    private func sendWithoutParameters(_ sql: String, prepared name: [CChar]?) -> Bool {
-        if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) == 1 }
-        return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
-    }
-
     private enum Classified {
         /// The command succeeded.
         case rows(PostgresRows)
+        /// The pipeline's sync: the server is done with everything before it.
+        case synced
         /// The server reported an error for this command: it did not take effect.
         case refused(PostgresError)
         /// No answer from the server: the connection broke.
@@ -225,12 +203,14 @@ final class PipelinedTransaction {
             return .rows(keepingRows ? PostgresConnection.copyRows(result)
                                      : PostgresRows(columns: [], cells: [], commandTag: String(cString: PQcmdStatus(result)),
                                                     affectedRows: nil))
+        case PGRES_PIPELINE_SYNC:
+            return .synced
         case PGRES_PIPELINE_ABORTED:
             return .refused(PostgresError(code: .unexpectedResponse,
                                           message: "the command was skipped because an earlier one in the pipeline failed"))
         default:
-            let failure = step == .statement ? connection.error(from: result, sql: key.sql, binds: binds)
-                                             : connection.error(from: result, sql: step == .begin ? "BEGIN" : "COMMIT")
+            // An error at the sync is the commit's, which the statement asked for.
+            let failure = connection.error(from: result, sql: key.sql, binds: binds)
             // libpq's own report of a broken connection carries no SQLSTATE; anything with
             // one was said by the server about this command.
             return failure.sqlState == nil && failure.code != .server ? .lost(failure.message) : .refused(failure)

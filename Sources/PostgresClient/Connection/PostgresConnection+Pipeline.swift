@@ -1,14 +1,15 @@
 internal import CLibPQ
 
 extension PostgresConnection {
-    /// Runs one statement in a transaction of its own in a single round trip: BEGIN, the
-    /// statement and COMMIT travel together in libpq's pipeline mode.
+    /// Runs one statement in a transaction of its own in a single round trip: the statement
+    /// and a Sync travel together in libpq's pipeline mode, and the server runs the statement
+    /// in an implicit transaction that it commits at the Sync.
     ///
     /// The outcome is classified as ``withTransaction(isolation:_:)`` classifies it. An error
-    /// the server reported for BEGIN or the statement means nothing was committed, and is
-    /// thrown as it is (a terminated backend's FATAL included). A COMMIT answered with ROLLBACK
-    /// is `commitRolledBack`. A connection that broke before the server answered the statement
-    /// or the COMMIT is `outcomeUnknown`: the server may have run all three.
+    /// the server reported for the statement, or for its commit at the Sync (a deferred
+    /// constraint), means nothing was committed, and is thrown as it is (a terminated backend's
+    /// FATAL during the statement included). A connection that broke before the server answered
+    /// the Sync is `outcomeUnknown`: the server may have committed.
     ///
     /// ```swift
     /// let rows = try connection.pipelinedTransaction("SELECT * FROM cutover.save_draft(\(scope), …)")
@@ -22,52 +23,26 @@ extension PostgresConnection {
         do {
             return try runPipeline(key, binds: query.binds)
         } catch let error as PostgresError where isStalePreparedStatement(error) && isConnected {
-            // One of the three failed before anything could commit (a prepared COMMIT that is
-            // gone fails before it runs, and the transaction rolls back); prepare them afresh once.
-            forgetPipelineStatements(key)
+            // The statement failed before it ran, so nothing committed; prepare it afresh once.
+            forgetPreparedStatement(key)
             return try runPipeline(key, binds: query.binds)
         }
     }
 
-    /// With ``PostgresConfiguration/PreparedStatements/perConnection``, BEGIN and COMMIT are
-    /// prepared once per connection like the statement, so that the server does not parse them
-    /// again for every transaction; unnamed, all three travel as Parse, Bind and Execute, and
-    /// only one Sync ends the pipeline, so that a pooler in transaction mode keeps the three on
-    /// one server connection.
-    static let beginKey = StatementKey(sql: "BEGIN", types: [])
-    static let commitKey = StatementKey(sql: "COMMIT", types: [])
-
+    /// With ``PostgresConfiguration/PreparedStatements/perConnection``, the statement is
+    /// prepared once per connection; unnamed, it travels as Parse, Bind and Execute before the
+    /// one Sync, so that a pooler in transaction mode sees one exchange.
     private func runPipeline(_ key: StatementKey, binds: [PostgresBind]) throws -> PostgresRows {
-        let names = PipelinedTransaction.StatementNames(begin: try preparedStatement(Self.beginKey),
-                                                        statement: try preparedStatement(key),
-                                                        commit: try preparedStatement(Self.commitKey))
-        let transaction = PipelinedTransaction(connection: self, key: key, binds: binds, names: names)
+        let transaction = PipelinedTransaction(connection: self, key: key, binds: binds, name: try preparedStatement(key))
         defer { leavePipeline() }
         try transaction.send(blocking: true)
         while !transaction.advance(waiting: true) {}
         return try transaction.outcome!.get()
     }
 
-    /// The prepared names for a pipelined transaction of `key`, if all three are ready to use
-    /// without a round trip (prepared already, or to run unprepared because the cache is full).
-    func pipelineNamesWithoutPreparing(_ key: StatementKey) -> PipelinedTransaction.StatementNames? {
-        if let last = lastPipelineNames, last.key == key { return last.names }
-        guard let begin = preparedStatementWithoutPreparing(Self.beginKey),
-              let statement = preparedStatementWithoutPreparing(key),
-              let commit = preparedStatementWithoutPreparing(Self.commitKey) else { return nil }
-        let names = PipelinedTransaction.StatementNames(begin: begin, statement: statement, commit: commit)
-        if begin != nil, statement != nil, commit != nil { lastPipelineNames = (key, names) }
-        return names
-    }
-
-    /// Forgets the statements of a pipelined transaction that failed because the server no
-    /// longer had one of them.
-    func forgetPipelineStatements(_ key: StatementKey) {
-        for stale in [key, Self.beginKey, Self.commitKey] { forgetPreparedStatement(stale) }
-    }
-
     /// Reads to the end of the pipeline, leaves pipeline mode, and rolls back a transaction
-    /// that an error left open; waits for the server as it needs to.
+    /// left open (none should be: the Sync ends the implicit one); waits for the server as it
+    /// needs to.
     func leavePipeline() {
         if PQisnonblocking(handle) == 1 { _ = PQsetnonblocking(handle, 0) }
         while PQstatus(handle) == CONNECTION_OK, PQpipelineStatus(handle) != PQ_PIPELINE_OFF {

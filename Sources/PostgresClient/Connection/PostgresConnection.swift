@@ -31,10 +31,6 @@ public final class PostgresConnection {
     /// connection that a pooler put on the same server connection can never be run by mistake
     /// for one of ours: a missing name fails, where a shared one would run the wrong statement.
     private let statementNamePrefix: String
-    /// The names of the last pipelined transaction's three statements, all prepared: a
-    /// connection usually runs the same one again, and comparing its key costs less than
-    /// hashing it three times.
-    var lastPipelineNames: (key: StatementKey, names: PipelinedTransaction.StatementNames)?
     private var nextStatementNumber = 0
     private let knownPasswords: [String]
     /// Set when the server did not answer within the response timeout and the connection was cut.
@@ -286,7 +282,6 @@ public final class PostgresConnection {
     /// Forgets a prepared statement the server no longer has.
     func forgetPreparedStatement(_ key: StatementKey) {
         statementNames[key] = nil
-        lastPipelineNames = nil
     }
 
     /// A statement as the per-connection cache knows it: its text and its parameters' types.

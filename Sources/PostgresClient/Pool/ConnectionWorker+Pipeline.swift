@@ -16,15 +16,16 @@ extension ConnectionWorker {
 
 #if os(Linux)
 extension ConnectionWorker {
-    /// The caller, who holds this worker from the pool, queues BEGIN, the statement and COMMIT
+    /// The caller, who holds this worker from the pool, queues the statement and its Sync
     /// itself without blocking and suspends; the poller's thread reads the answers and resumes
     /// it. Only the rare cases go through the worker's thread: a connection to open or heal, a
     /// statement to prepare, and a transaction to roll back after an error.
     private func runPolled(_ query: PostgresQuery, on poller: SocketPoller) async throws -> PostgresRows {
         guard let connection, connection.checkHealth() else { return try await runOnThread(query) }
         let key = try connection.prepareText(of: query)
-        guard let names = connection.pipelineNamesWithoutPreparing(key) else { return try await runOnThread(query) }
-        let transaction = PipelinedTransaction(connection: connection, key: key, binds: query.binds, names: names)
+        // A statement still to prepare is prepared on the worker's thread, which waits for it.
+        guard let name = connection.preparedStatementWithoutPreparing(key) else { return try await runOnThread(query) }
+        let transaction = PipelinedTransaction(connection: connection, key: key, binds: query.binds, name: name)
         let polled = PolledTransaction(transaction)
         do {
             try transaction.send(blocking: false)
@@ -40,8 +41,8 @@ extension ConnectionWorker {
             return rows
         case .failure(let error) where connection.isStalePreparedStatement(error) && connection.isConnected:
             // Nothing committed (see ``PostgresConnection/pipelinedTransaction(_:)``); the
-            // worker's thread prepares the three afresh.
-            connection.forgetPipelineStatements(key)
+            // worker's thread prepares the statement afresh.
+            connection.forgetPreparedStatement(key)
             return try await runOnThread(query)
         case .failure(let error):
             throw error

@@ -27,7 +27,7 @@ enum PlanFixtures {
         var files = try DraftsPlan.formatOne.source().files
         files["plan.json"] = try String(contentsOfFile: DraftsPlan.formatOneFolder + "/plan.json", encoding: .utf8)
         edit(&files)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cutover-plan-\(UUID().uuidString)")
+        let folder = TestScratch.url("cutover-plan")
         for (path, text) in files {
             let url = folder.appendingPathComponent(path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

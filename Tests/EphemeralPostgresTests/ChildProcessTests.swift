@@ -1,3 +1,4 @@
+import CutoverTestSupport
 import EphemeralPostgres
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 struct ChildProcessTests {
     /// A new file path under the temporary folder, removed by the caller.
     private func temporaryFile() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("child-process-\(UUID().uuidString)").path
+        TestScratch.url("child-process").path
     }
 
     @Test func anExitStatusAndAKillingSignalAreReportedAsAShellReportsThem() throws {

@@ -10,7 +10,7 @@ import Testing
 struct PostgresToolsTests {
     /// A new folder holding empty runnable files with these names.
     private func folder(with programs: [String]) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cutover-bin-\(UUID().uuidString)").path
+        let folder = TestScratch.url("cutover-bin").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for program in programs {
             #expect(FileManager.default.createFile(atPath: folder + "/" + program, contents: Data("#!/bin/sh\n".utf8),
@@ -55,7 +55,7 @@ struct PostgresToolsTests {
         }
         // `postgres --version` of that folder says the major the server reports.
         // (posix_spawn and waitpid: Foundation's Process can miss a child's exit on Linux.)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-version-\(UUID().uuidString)").path
+        let file = TestScratch.url("postgres-version").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         let status = try await onThread { try ChildProcess.run([cluster.binDirectory + "/postgres", "--version"], output: file) }
         #expect(status == 0)

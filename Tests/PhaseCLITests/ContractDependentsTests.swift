@@ -25,7 +25,7 @@ struct ContractDependentsTests {
                     """)
             }
             self.database = database
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+            folder = TestScratch.url("\(label)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try """
                 {"format": 2, "name": "orders", "table": "public.orders", "key": "id", "columns": ["placed_by"],

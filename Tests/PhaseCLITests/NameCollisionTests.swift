@@ -19,7 +19,7 @@ struct NameCollisionTests {
             let database = try await TestPostgres.database(label)
             try await onThread { _ = try database.connect().execute(unsafeSQL: setup) }
             self.database = database
-            root = FileManager.default.temporaryDirectory.appendingPathComponent("name-collision-\(UUID().uuidString)")
+            root = TestScratch.url("name-collision")
             var folders: [String: String] = [:]
             for table in tables {
                 let folder = root.appendingPathComponent(table)

@@ -17,7 +17,7 @@ struct NewCommandTests {
             database = try await TestPostgres.database(label)
             let database = database
             try await onThread { _ = try database.connect().execute(unsafeSQL: setup) }
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("new-plan-\(UUID().uuidString)")
+            folder = TestScratch.url("new-plan")
         }
 
         var manifest: URL { folder.appendingPathComponent("plan.json") }

@@ -77,7 +77,7 @@ struct PhaseBinaryTests {
         (#"{"format": 1, "name": "p""#, ""),
     ])
     func malformedPlan(manifest: String, field: String) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+        let folder = TestScratch.url("plan")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try manifest.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)

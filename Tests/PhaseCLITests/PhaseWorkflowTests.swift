@@ -204,7 +204,7 @@ struct PhaseWorkflowTests {
 
     @Test func aChangedAppliedFileIsRefusedNamingTheStepAndFile() async throws {
         let db = try await WorkflowDatabase.make("wf_changed_file")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("drafts-plan-\(UUID().uuidString)")
+        let folder = TestScratch.url("drafts-plan")
         try FileManager.default.copyItem(at: PlanFolder.source, to: folder)
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(try await db.phase("--plan", folder.path, "init").status == 0)

@@ -1,3 +1,4 @@
+import CutoverTestSupport
 import Cutover
 import Foundation
 import Testing
@@ -85,7 +86,7 @@ struct PlanCommandTests {
 
     /// A small plan of SQL files in a temporary folder.
     static func filesPlan() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plan-format-1-\(UUID().uuidString)")
+        let folder = TestScratch.url("plan-format-1")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let files = [
             "plan.json": """
@@ -107,7 +108,7 @@ struct PlanCommandTests {
     }
 
     @Test func aDeclarativePlansHandWrittenFilesAreShownWithEstimatedLocks() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plan-hand-written-\(UUID().uuidString)")
+        let folder = TestScratch.url("plan-hand-written")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try """

@@ -29,7 +29,7 @@ struct RehearseCommandTests {
 
     /// A plan folder holding `plan.json` and the files given.
     private static func plan(_ manifest: String, files: [String: String] = [:]) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-plan-\(UUID().uuidString)")
+        let folder = TestScratch.url("rehearse-plan")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try manifest.write(to: folder.appendingPathComponent("plan.json"), atomically: true, encoding: .utf8)
         for (name, text) in files { try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8) }

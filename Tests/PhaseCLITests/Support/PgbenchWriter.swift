@@ -44,7 +44,7 @@ struct PgbenchWriter: Sendable {
     ///     several tests running at once leave the machine some room.
     static func start(_ name: String, script: String, url: String, variables: [String: String],
                       clients: Int = 2, rate: Int = 40) throws -> PgbenchWriter {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(name)-\(UUID().uuidString)")
+        let folder = TestScratch.url("pgbench-\(name)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let scriptFile = folder.appendingPathComponent("script.sql")
         try script.write(to: scriptFile, atomically: true, encoding: .utf8)

@@ -49,7 +49,7 @@ struct PhaseBinary {
         // the runbooks set it to "" and go through `phase rehearse`.
         environment["CUTOVER_SKIP_REHEARSAL"] = environment["CUTOVER_SKIP_REHEARSAL"] ?? "1"
         for (key, value) in extra { environment[key] = value }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phase-run-\(UUID().uuidString)")
+        let folder = TestScratch.url("phase-run")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let output = folder.appendingPathComponent("stdout")
         let diagnostics = folder.appendingPathComponent("stderr")

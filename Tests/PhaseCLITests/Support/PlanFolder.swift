@@ -1,3 +1,4 @@
+import CutoverTestSupport
 import Foundation
 
 /// A temporary copy of the drafts plan of SQL files (format 1, kept in
@@ -9,7 +10,7 @@ struct PlanFolder {
 
     /// Copies the format-1 drafts plan (plan.json and every SQL file) into a new temporary folder.
     static func copyOfDrafts(_ label: String) throws -> PlanFolder {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        let folder = TestScratch.url("\(label)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for file in try FileManager.default.contentsOfDirectory(atPath: source.path) where file.hasSuffix(".sql") || file == "plan.json" {
             try FileManager.default.copyItem(at: source.appendingPathComponent(file), to: folder.appendingPathComponent(file))
@@ -19,7 +20,7 @@ struct PlanFolder {
 
     /// A new temporary folder holding `files`, each path relative to the folder.
     static func make(_ label: String, files: [String: String]) throws -> PlanFolder {
-        let folder = PlanFolder(url: FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)"))
+        let folder = PlanFolder(url: TestScratch.url("\(label)"))
         try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
         for (path, text) in files { try folder.write(path, text) }
         return folder

@@ -1,3 +1,4 @@
+import CutoverTestSupport
 import EphemeralPostgres
 import Foundation
 import PostgresClient
@@ -18,7 +19,7 @@ enum RunbookPsql {
     /// psql is started and reaped like the phase binary (posix_spawn and waitpid, bounded), not
     /// through Foundation's Process, whose wait on Linux can miss a child's exit and hang.
     static func run(_ script: String, databaseURL: String) throws -> PhaseBinary.Run {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runbook-psql-\(UUID().uuidString)")
+        let folder = TestScratch.url("runbook-psql")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let input = folder.appendingPathComponent("script.sql")
         try script.write(to: input, atomically: true, encoding: .utf8)

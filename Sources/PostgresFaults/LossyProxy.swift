@@ -138,8 +138,10 @@ package final class LossyProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var losingReply = false
         var commitStatements: Set<[UInt8]> = []
-        // Whether the server is outside a transaction block, as its last ReadyForQuery said.
+        // Whether the server is outside a transaction block, as its last ReadyForQuery said,
+        // and the last bytes it sent, in which to find one split across two reads.
         var isServerIdle = false
+        var serverTail: [UInt8] = []
         while true {
             let isHolding = isHoldingClientBytes.withLock { $0 }
             descriptors[0].events = isHolding ? 0 : Int16(POLLIN)
@@ -183,8 +185,9 @@ package final class LossyProxy: Sendable {
                 }
                 // A ReadyForQuery ('Z', length 5, status) ends what the server sends before it
                 // waits for the client: its status byte is 'I' outside a transaction block.
-                if count >= 6, buffer[count - 6] == UInt8(ascii: "Z"), buffer[count - 5..<count - 1].elementsEqual([0, 0, 0, 5]) {
-                    isServerIdle = buffer[count - 1] == UInt8(ascii: "I")
+                serverTail = Array((serverTail + buffer[max(0, count - 6)..<count]).suffix(6))
+                if serverTail.count == 6, serverTail[0] == UInt8(ascii: "Z"), serverTail[1..<5].elementsEqual([0, 0, 0, 5]) {
+                    isServerIdle = serverTail[5] == UInt8(ascii: "I")
                 }
                 guard sendAll(client, buffer[0..<count]) else { return }
             }

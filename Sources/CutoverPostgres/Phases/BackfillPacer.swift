@@ -53,6 +53,8 @@ final class BackfillPacer: @unchecked Sendable {
         pace = BackfillPace(options)
         monitor = options.replicaLag.map { StandbyLagMonitor(ceiling: $0, log: log) }
         gate = BackfillThrottleGate(options.throttle, log: log)
+        // Unowned: the gate is the pacer's own and lives no longer.
+        gate.excluded = { [unowned self] in locked { _ in siblings + (count?.sessionPID.map { [$0] } ?? []) } }
     }
 
     /// Shares the pace among `workers` from now on, whose server processes the active sessions
@@ -169,7 +171,6 @@ final class BackfillPacer: @unchecked Sendable {
                 pace.measured(lagAtStart: wait.lags.map(\.lag).max())
             }
         }
-        gate.siblings = locked { _ in siblings + (count?.sessionPID.map { [$0] } ?? []) }
         if let held = try gate.waitWhileThrottled(on: connection, converted: current.converted, isStopRequested: isStopRequested,
                                                   holds: holds) {
             locked { $0.throttleLetGo(reason: held.reason, after: held.waited) }

@@ -23,9 +23,11 @@ final class BackfillThrottleGate {
     private var lastNotice: ContinuousClock.Instant?
     private var hasAsked = false
     private var hasToldHidden = false
-    /// The server processes of the backfill's other workers, which the active sessions ceiling
-    /// does not count.
-    var siblings: [Int32] = []
+    /// The server processes the active sessions ceiling does not count: the backfill's other
+    /// workers and the session of its own count. Asked at every check, so that a session that
+    /// opens while a batch is held (the count's, once its thread has connected) is left out
+    /// from the next check on.
+    var excluded: () -> [Int32] = { [] }
 
     /// A gate for `throttle`'s ceilings; one without any lets every batch through without a query.
     init(_ throttle: PlanBackfillThrottle, log: @escaping (String) -> Void, noticeInterval: Duration = .seconds(5),
@@ -43,7 +45,7 @@ final class BackfillThrottleGate {
                 SELECT count(*) FILTER (WHERE state = 'active') AS active, count(*) FILTER (WHERE state IS NULL) AS hidden
                   FROM pg_stat_activity
                  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
-                   AND NOT (pid = ANY (CAST(string_to_array(\(siblings.map(String.init).joined(separator: ",")), ',') AS int[])))
+                   AND NOT (pid = ANY (CAST(string_to_array(\(excluded().map(String.init).joined(separator: ",")), ',') AS int[])))
                 """)[0]
             let active = try row.decode(Int64.self, "active")
             if try row.decode(Int64.self, "hidden") > 0, !hasToldHidden {

@@ -33,12 +33,19 @@ extension BackfillEngine {
             thread.name = "cutover-backfill-\(index + 1)"
             thread.start()
         }
-        // Workers left converting after a throw would race the next run over the same ranges (a
-        // reconnecting step's retry, in the same process), and convert on after the run's lease,
-        // which its lost session held, is gone.
-        defer { board.stopWorkers() }
         progress(first)
         var reported = first
+        // Workers left converting after a throw would race the next run over the same ranges (a
+        // reconnecting step's retry, in the same process), and convert on after the run's lease,
+        // which its lost session held, is gone. Once they are joined, what they converted is the
+        // last progress reported, whichever way this leaves: a stop that cancelled this thread's
+        // own statement says how far the cursors got, not how far the last report did.
+        defer {
+            board.stopWorkers()
+            var last = board.snapshot
+            pacer.apply(to: &last)
+            if last.converted != reported.converted || last.batches != reported.batches { progress(last) }
+        }
         let clock = ContinuousClock()
         while true {
             let isFinished = board.waitForChange(timeout: .milliseconds(200))

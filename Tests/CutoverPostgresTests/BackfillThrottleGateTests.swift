@@ -18,22 +18,8 @@ struct BackfillThrottleGateTests {
     @Test func aSessionLeftOutWhileTheGateHoldsIsLeftOutAtItsNextCheck() async throws {
         let cluster = try await EphemeralCluster.start()
         defer { cluster.stop() }
-        let sleeper = cluster.configuration(applicationName: "gate-sleeper")
-        let sleeping = Task { try? await onThread { _ = try PostgresConnection(configuration: sleeper).execute(unsafeSQL: "SELECT pg_sleep(600)") } }
         let configuration = cluster.configuration(applicationName: "gate-test")
-        let active = "FROM pg_stat_activity WHERE application_name = 'gate-sleeper' AND state = 'active'"
-        let sleeperPID = try await onThread { () -> Int32? in
-            let watcher = try PostgresConnection(configuration: configuration)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
-                if let pid = try watcher.query(PostgresQuery(unsafeSQL: "SELECT pid \(active)")).first {
-                    return try pid.decode(Int32.self, "pid")
-                }
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            return nil
-        }
-        let pid = try #require(sleeperPID, "the sleeping session never became active")
+        let (pid, sleeping) = try await Self.sleepingSession(on: cluster)
 
         let excluded = Mutex<[Int32]>([])
         let isHeld = Mutex(false)
@@ -64,5 +50,54 @@ struct BackfillThrottleGateTests {
             _ = try PostgresConnection(configuration: configuration).query("SELECT pg_cancel_backend(\(pid))")
         }
         await sleeping.value
+    }
+
+    /// The gate's check reads `pg_stat_activity` while the backfill's count may be connecting:
+    /// a session the gate learns of between building its query and reading the answer (here,
+    /// the one active session, which the list of sessions to leave out names only from its
+    /// second reading on) is asked about again, and holds nothing. The same check with a list
+    /// that never names it holds the batch, so the first expectation can fail.
+    @Test func aSessionLearnedOfWhileTheCheckReadsHoldsNoBatch() async throws {
+        let cluster = try await EphemeralCluster.start()
+        defer { cluster.stop() }
+        let configuration = cluster.configuration(applicationName: "gate-test")
+        let (pid, sleeping) = try await Self.sleepingSession(on: cluster)
+        let reasons = try await onThread { () -> (learned: String?, unknown: String?) in
+            let connection = try PostgresConnection(configuration: configuration)
+            let throttle = PlanBackfillThrottle(targetBatchTime: .zero, maximumActiveSessions: 0)
+            let learning = BackfillThrottleGate(throttle, log: { _ in })
+            let readings = Mutex(0)
+            learning.excluded = { readings.withLock { $0 += 1; return $0 == 1 ? [] : [pid] } }
+            let never = BackfillThrottleGate(throttle, log: { _ in })
+            never.excluded = { [] }
+            return (try learning.reason(on: connection), try never.reason(on: connection))
+        }
+        #expect(reasons.learned == nil)
+        #expect(reasons.unknown == "1 active sessions, over the ceiling of 0")
+
+        try await onThread {
+            _ = try PostgresConnection(configuration: configuration).query("SELECT pg_cancel_backend(\(pid))")
+        }
+        await sleeping.value
+    }
+
+    /// A session of the cluster's, `gate-sleeper`, running `pg_sleep(600)` until the test
+    /// cancels it; its server process once it is active.
+    private static func sleepingSession(on cluster: EphemeralCluster) async throws -> (pid: Int32, task: Task<Void, Never>) {
+        let sleeper = cluster.configuration(applicationName: "gate-sleeper")
+        let sleeping = Task { _ = try? await onThread { _ = try PostgresConnection(configuration: sleeper).execute(unsafeSQL: "SELECT pg_sleep(600)") } }
+        let active = "FROM pg_stat_activity WHERE application_name = 'gate-sleeper' AND state = 'active'"
+        let sleeperPID = try await onThread { () -> Int32? in
+            let watcher = try PostgresConnection(configuration: cluster.configuration(applicationName: "gate-watcher"))
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if let pid = try watcher.query(PostgresQuery(unsafeSQL: "SELECT pid \(active)")).first {
+                    return try pid.decode(Int32.self, "pid")
+                }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return nil
+        }
+        return (try #require(sleeperPID, "the sleeping session never became active"), sleeping)
     }
 }

@@ -24,9 +24,9 @@ final class BackfillThrottleGate {
     private var hasAsked = false
     private var hasToldHidden = false
     /// The server processes the active sessions ceiling does not count: the backfill's other
-    /// workers and the session of its own count. Asked at every check, so that a session that
-    /// opens while a batch is held (the count's, once its thread has connected) is left out
-    /// from the next check on.
+    /// workers and the session of its own count. Asked at every check, and again after a count
+    /// over the ceiling, so that a session that opens while a batch is held or while the check
+    /// reads (the count's, once its thread has connected) is never what holds a batch.
     var excluded: () -> [Int32] = { [] }
 
     /// A gate for `throttle`'s ceilings; one without any lets every batch through without a query.
@@ -41,18 +41,27 @@ final class BackfillThrottleGate {
     /// Why the next batch must wait now, or nil when it may run.
     func reason(on connection: PostgresConnection) throws -> String? {
         if let ceiling = throttle.maximumActiveSessions {
-            let row = try connection.query("""
-                SELECT count(*) FILTER (WHERE state = 'active') AS active, count(*) FILTER (WHERE state IS NULL) AS hidden
-                  FROM pg_stat_activity
-                 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
-                   AND NOT (pid = ANY (CAST(string_to_array(\(excluded().map(String.init).joined(separator: ",")), ',') AS int[])))
-                """)[0]
-            let active = try row.decode(Int64.self, "active")
-            if try row.decode(Int64.self, "hidden") > 0, !hasToldHidden {
-                hasToldHidden = true
-                log("backfill: some sessions' state is hidden from this role (grant it pg_monitor), so only the sessions it can see count for --max-active-sessions")
+            var left = excluded()
+            while true {
+                let row = try connection.query("""
+                    SELECT count(*) FILTER (WHERE state = 'active') AS active, count(*) FILTER (WHERE state IS NULL) AS hidden
+                      FROM pg_stat_activity
+                     WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+                       AND NOT (pid = ANY (CAST(string_to_array(\(left.map(String.init).joined(separator: ",")), ',') AS int[])))
+                    """)[0]
+                let active = try row.decode(Int64.self, "active")
+                if try row.decode(Int64.self, "hidden") > 0, !hasToldHidden {
+                    hasToldHidden = true
+                    log("backfill: some sessions' state is hidden from this role (grant it pg_monitor), so only the sessions it can see count for --max-active-sessions")
+                }
+                guard active > ceiling else { break }
+                // A session of the backfill's own that began while the query ran (the count's,
+                // which records its process before its first statement) may be among those it
+                // counted: ask again without it rather than hold a batch for it.
+                let now = excluded()
+                guard now != left else { return "\(active) active sessions, over the ceiling of \(ceiling)" }
+                left = now
             }
-            if active > ceiling { return "\(active) active sessions, over the ceiling of \(ceiling)" }
         }
         if let query = throttle.throttleQuery {
             let isFirst = !hasAsked

@@ -249,6 +249,6 @@ struct DeclarativeRefusalTests {
         #expect(checked.output.contains("ok     the plan's expressions compile: expected every one compiles, observed all"))
         let expanded = try await db.phase("--plan", folder.path, "expand")
         #expect(expanded.status == 0, "\(expanded.diagnostics)")
-        #expect(try await db.value(String.self, Self.shape) == "id,status,status_code triggers=1 functions=3")
+        #expect(try await db.value(String.self, Self.shape) == "id,status,status_code triggers=1 functions=7")
     }
 }

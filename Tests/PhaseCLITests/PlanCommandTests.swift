@@ -81,7 +81,7 @@ struct PlanCommandTests {
         #expect(!run.output.contains("FOR UPDATE SKIP LOCKED"))
         let whole = try PhaseBinary.run(["--plan", folder, "plan", "--sql"])
         #expect(whole.status == 0)
-        #expect(whole.output.contains("               FOR UPDATE SKIP LOCKED;\n"))
+        #expect(whole.output.contains("           FOR UPDATE SKIP LOCKED;\n"))
     }
 
     /// A small plan of SQL files in a temporary folder.

@@ -220,12 +220,20 @@ extension PlanCompiler {
                                                 + "a column that stays: make each again without the modern columns, or drop it, first")]
     }
 
-    /// The objects, other than the table's own indexes and constraints and the sync trigger,
-    /// that depend on any of `columns` (read from `pg_depend`), by name; NULL when none. A CHECK
+    /// The objects, other than the table's own indexes and constraints, the sync trigger and
+    /// the plan's row functions, that depend on any of `columns` (read from `pg_depend`), by name; NULL when none. A CHECK
     /// of the table's own depends on its columns in the normal way too, but `DROP COLUMN` drops
     /// it with the column, so it is left out; another table's foreign key is not.
     private func columnsUnused(_ columns: [String], name: String, _ message: String) -> PlanCheck {
         let regclass = "to_regclass(\(SQLName.literal(table.sql)))"
+        // The row functions read the columns by their SQL-standard bodies; the step drops them.
+        let names = rowFunctions.map(\.name)
+        let ownFunctions = names.isEmpty ? "" : """
+
+               AND NOT (d.classid = 'pg_proc'::regclass AND EXISTS (
+                   SELECT 1 FROM pg_proc AS f WHERE f.oid = d.objid AND f.pronamespace = 'cutover'::regnamespace
+                      AND f.proname IN (\(Self.literals(names)))))
+            """
         return check(name, """
             SELECT string_agg(DISTINCT regexp_replace(pg_describe_object(d.classid, d.objid, d.objsubid), '^rule _RETURN on ', ''), ', ')
               FROM pg_depend AS d
@@ -235,7 +243,7 @@ extension PlanCompiler {
                AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (
                    SELECT 1 FROM pg_trigger AS g WHERE g.oid = d.objid AND g.tgname = \(SQLName.literal(SyncTrigger.triggerName))))
                AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (
-                   SELECT 1 FROM pg_constraint AS k WHERE k.oid = d.objid AND k.conrelid = d.refobjid))
+                   SELECT 1 FROM pg_constraint AS k WHERE k.oid = d.objid AND k.conrelid = d.refobjid))\(ownFunctions)
             """, expect: .isNull, message)
     }
 

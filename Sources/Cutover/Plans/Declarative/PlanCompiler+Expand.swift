@@ -9,20 +9,12 @@ extension PlanCompiler {
                 VALUES (\(SQLName.literal(table.sql)), '-infinity') ON CONFLICT (table_name) DO NOTHING
                 """, lock: nil, work: .catalog))
         }
-        // The functions first, before the table's ACCESS EXCLUSIVE lock, which the transaction
-        // then holds only for the ALTER TABLE and the trigger. The trigger's function is checked
-        // as it is created (PL/pgSQL checks its syntax, not its names). The row functions' bodies
-        // name the modern columns, which do not exist yet, so their check waits for their first
-        // call: expand's check "the plan's expressions compile" has compiled each one already,
-        // against a copy of the table with the modern columns.
-        if trigger.isNeeded { statements.append(trigger.createFunction()) }
-        if !rowFunctions.isEmpty {
-            statements.append(.init("SET LOCAL check_function_bodies = off", lock: nil, work: .catalog))
-            statements += rowFunctions.map { $0.create(table) }
-            // On again for what follows in the transaction: the runner makes the plan's save
-            // function in it after expand's last file, and its body is to be checked as it is made.
-            statements.append(.init("SET LOCAL check_function_bodies = on", lock: nil, work: .catalog))
-        }
+        // The PL/pgSQL functions first, before the table's ACCESS EXCLUSIVE lock: PL/pgSQL checks
+        // their syntax, not their names. The row functions and the comparisons resolve their
+        // names as they are made, the modern columns' too, so they follow the ALTER TABLE, under
+        // the pinned search_path, which the transaction then gets back: the runner makes the
+        // plan's save function in it after expand's last file.
+        if trigger.isNeeded { statements += [trigger.createNoteFunction(), trigger.createFunction()] }
         if !addedColumns.isEmpty {
             let adds = addedColumns.map { "ADD COLUMN IF NOT EXISTS \(SQLName.identifier($0.definition.name)) \($0.definition.type)" }
             statements.append(.init("ALTER TABLE \(table.sql)\n    " + adds.joined(separator: ",\n    "),
@@ -32,11 +24,18 @@ extension PlanCompiler {
             if let value = column.defaultValue { statements.append(setDefault(column.name, value)) }
         }
         statements += expandConstraints.compactMap(addNotValid)
+        let comparisons = trigger.isNeeded ? trigger.comparisons : []
+        let definitions: [(String) -> String] = rowFunctions.map { function in { function.definition(table: $0) } }
+            + comparisons.map { comparison in { comparison.definition(table: $0) } }
+        if !definitions.isEmpty {
+            let names = rowFunctions.map(\.qualifiedName) + comparisons.map(\.qualifiedName)
+            statements.append(.init(RowFunction.pinned(table: table.sql, making: names, definitions: definitions), lock: nil, work: .catalog))
+        }
         if trigger.isNeeded { statements.append(trigger.createTrigger()) }
         var files = [CompiledFile("compiled/expand.sql", purpose: """
-            Expand, in one transaction: the row functions and the sync trigger's function, then the
-            modern columns beside the legacy ones (nullable, without a default an old writer would see,
-            so no rewrite) and the trigger, so that the table's lock is held for those two only.
+            Expand, in one transaction: the sync trigger's functions, the modern columns beside the legacy
+            ones (nullable, without a default an old writer would see, so no rewrite), the row functions
+            and comparisons, whose names are resolved as they are made, and the trigger.
             """, statements: statements)]
         for constraint in expandConstraints {
             guard case .unique(let columns, _) = constraint.kind else { continue }

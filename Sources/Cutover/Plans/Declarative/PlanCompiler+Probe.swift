@@ -4,8 +4,8 @@ extension PlanCompiler {
 
     /// Statements that make a temporary, empty copy of the table's columns, add the modern
     /// columns to it, and create on it every row function, default, CHECK and index predicate
-    /// the plan declares, so that the server parses and type-checks each one (function bodies
-    /// are checked at creation) while the real table is only read (`LIKE` takes ACCESS SHARE).
+    /// the plan declares, so that the server parses and type-checks each one (SQL-standard
+    /// function bodies are resolved at creation) while the real table is only read.
     func expressionProbe() -> [ProbeStatement] {
         let probe = Self.probeTable
         // The copy is made from the catalog, not by LIKE, so that the probe takes no lock on the
@@ -34,10 +34,12 @@ extension PlanCompiler {
                                         sql: "ALTER TABLE \(probe) ALTER COLUMN \(name) SET DEFAULT \(value.text)"))
             }
         }
+        // Each made as expand makes it, under the pinned search_path, given back after it.
         for function in rowFunctions {
-            statements.append(.init(subject: function.subject,
-                                    sql: function.definition(named: "pg_temp.\(SQLName.identifier(function.name))(\(probe))",
-                                                             orReplace: false)))
+            let name = "pg_temp." + SQLName.identifier(function.name)
+            statements.append(.init(subject: function.subject, sql: RowFunction.pinned(table: probe, making: [name], definitions: [
+                { function.definition(table: $0, named: name, orReplace: false) },
+            ])))
         }
         for constraint in expandConstraints + contractConstraints {
             switch constraint.kind {

@@ -57,11 +57,10 @@ struct PlanCompiler {
         let name = plan.table.name
         let stem = plan.table.schema.map { $0 == "public" ? name : "\($0)_\(name)" } ?? name
         self.stem = stem
-        func function(_ column: String, _ suffix: String, _ returns: String, _ expression: SQLExpression) -> RowFunction {
-            RowFunction(name: SQLName.derived(stem, column, suffix), returns: returns, expression: expression,
+        func function(_ column: String, _ suffix: String, _ expression: SQLExpression) -> RowFunction {
+            RowFunction(name: SQLName.derived(stem, column, suffix), column: column, expression: expression,
                         subject: "the \(suffix == "down" ? "down" : "up") expression of \(column)")
         }
-        let existingType = { (column: String) in "\(plan.table.sql).\(SQLName.identifier(column))%TYPE" }
         var groups: [SyncTrigger.Group] = []
         var fills: [SyncTrigger.Fill] = []
         var added: [(definition: DeclarativeOperation.ColumnDefinition, isFilledByTrigger: Bool)] = []
@@ -91,13 +90,13 @@ struct PlanCompiler {
                 added.append((column, isFed && column.up != nil))
                 constraints(of: column, isFed: isFed)
                 if let fill = column.fill {
-                    let up = function(column.name, "up", column.type, fill)
+                    let up = function(column.name, "up", fill)
                     targets.append(.init(columns: [column.name], functions: [up]))
                     if column.up != nil { fills.append(.init(column: column.name, kind: .newColumn, function: up)) }
                 }
             case .alterColumn(let change):
-                let up = zip(change.to, change.up).map { function($0.name, "up", $0.type, $1) }
-                let down = zip(change.from, change.down).map { function($0, "down", existingType($0), $1) }
+                let up = zip(change.to, change.up).map { function($0.name, "up", $1) }
+                let down = zip(change.from, change.down).map { function($0, "down", $1) }
                 groups.append(.init(legacy: change.from, modern: change.to.map(\.name), up: up, down: down))
                 targets.append(.init(columns: change.to.map(\.name), functions: up, isFilledByTrigger: true))
                 for column in change.to {
@@ -106,10 +105,10 @@ struct PlanCompiler {
                 }
                 dropped += change.from
             case .dropColumn(let name, let down):
-                fills.append(.init(column: name, kind: .dropped, function: function(name, "down", existingType(name), down)))
+                fills.append(.init(column: name, kind: .dropped, function: function(name, "down", down)))
                 dropped.append(name)
             case .setNotNull(let column, let up):
-                let fill = up.map { function(column, "fill", existingType(column), $0) }
+                let fill = up.map { function(column, "fill", $0) }
                 fills.append(.init(column: column, kind: .notNull, function: fill))
                 if let fill { targets.append(.init(columns: [column], functions: [fill])) }
                 atContract.append(.init(name: SQLName.derived(stem, column, "not_null"), kind: .notNull(column)))
@@ -124,8 +123,7 @@ struct PlanCompiler {
                 break
             }
         }
-        trigger = SyncTrigger(table: table, function: "cutover." + SQLName.identifier(SQLName.derived(stem, "sync")),
-                              key: targets.isEmpty ? [] : plan.key, groups: groups, fills: fills)
+        trigger = SyncTrigger(table: table, stem: stem, key: targets.isEmpty ? [] : plan.key, groups: groups, fills: fills)
         addedColumns = added
         droppedColumns = dropped
         self.targets = targets
@@ -197,7 +195,9 @@ struct PlanCompiler {
         if trigger.isNeeded {
             statements.append(.init("DROP TRIGGER IF EXISTS \(SyncTrigger.triggerName) ON \(table.sql)", lock: .accessExclusive, work: .catalog))
         }
-        let functions = (trigger.isNeeded ? ["\(trigger.function)()"] : []) + rowFunctions.map { $0.signature(table) }
+        // The comparisons by name alone: their arguments' types are the columns', which may be gone.
+        let functions = (trigger.isNeeded ? ["\(trigger.function)()", "\(trigger.noteFunction)()"] + trigger.comparisons.map(\.qualifiedName) : [])
+            + rowFunctions.map { $0.signature(table) }
         if !functions.isEmpty {
             statements.append(.init("DROP FUNCTION IF EXISTS " + functions.joined(separator: ", "), lock: nil, work: .catalog))
         }

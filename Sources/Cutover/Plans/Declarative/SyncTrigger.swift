@@ -62,15 +62,22 @@
 /// rolls back), so the record is never more than two seconds behind the last legacy write.
 ///
 /// **Cost.** The trigger runs on every write of the old application, so it keeps to what
-/// PL/pgSQL does fast: it assigns the plan's expressions themselves over `NEW`'s fields
-/// (``RowFunction/evaluated(over:)``) rather than calling the row functions, whose queries
-/// PostgreSQL before 18 plans again in every transaction, and reads its setting before it
-/// reads the legacy-activity table. Comparisons with `up(OLD)`, on the new writers' paths,
-/// write the expression over `OLD`'s fields cast to the function's result type
-/// (``RowFunction/compared(over:)``), so that a modern writer's save plans no query either.
+/// PL/pgSQL does fast: every expression it evaluates is a simple one, and the plan's
+/// expressions and the comparisons are SQL functions with SQL-standard bodies, which
+/// PostgreSQL inlines, so that none of them is a call or plans a query. It reads its setting
+/// before it looks at the legacy-activity record, and it has no `SET` clause: a function's
+/// `SET search_path` costs every call two changes of the setting and, before PostgreSQL 17,
+/// two searches of the path.
 ///
-/// The function is `SECURITY DEFINER` with `search_path` fixed to `pg_catalog, pg_temp`, so
-/// application roles need no right on the `cutover` schema and cannot redirect what it calls.
+/// **Names.** The function is `SECURITY DEFINER`, so application roles need no right on the
+/// `cutover` schema, and it runs under the caller's `search_path`. So it names nothing a
+/// caller could redirect: every function it calls is qualified (`pg_catalog.`, `cutover.`),
+/// its one operator too (`OPERATOR(pg_catalog.=)`), and the comparisons of columns
+/// (`IS DISTINCT FROM`, whose `=` would be looked up on the path) and the plan's expressions
+/// are the functions above, whose names the server resolved when expand made them, under
+/// ``RowFunction/pinnedSearchPath``. The legacy-activity record is written by a function of
+/// its own (``noteFunction``), with its `search_path` fixed, which the trigger calls at most
+/// once a second per session.
 struct SyncTrigger: Sendable, Hashable {
     /// An `alter_column`'s columns and functions.
     struct Group: Sendable, Hashable {
@@ -96,14 +103,45 @@ struct SyncTrigger: Sendable, Hashable {
         let function: RowFunction?
     }
 
+    /// A column's comparison of two values, `IS DISTINCT FROM` bound when expand makes it:
+    /// `cutover.<table>_<column>_differs(a, b)`.
+    struct Comparison: Sendable, Hashable {
+        let column: String
+        let name: String
+
+        /// `cutover.name` as SQL.
+        var qualifiedName: String { "cutover." + SQLName.identifier(name) }
+
+        /// Whether `new` and `old` differ, NULLs being values like any other.
+        func call(_ new: String, _ old: String) -> String { "\(qualifiedName)(\(new), \(old))" }
+
+        /// The statement that creates or replaces it over `table` as the server names it, once
+        /// the table has its column, under the pinned `search_path`.
+        func definition(table: String) -> String {
+            let type = "\(table).\(SQLName.identifier(column))%TYPE"
+            return """
+                CREATE OR REPLACE FUNCTION \(qualifiedName)(\(type), \(type)) RETURNS boolean
+                LANGUAGE sql
+                RETURN $1 IS DISTINCT FROM $2
+                """
+        }
+    }
+
     let table: QualifiedName
-    /// The trigger function, `cutover.<table>_sync`, as SQL.
-    let function: String
+    /// The prefix of the names of the plan's functions: the table's name, after its schema's
+    /// unless that is `public`.
+    let stem: String
     /// The key the backfill walks, whose change converts a row still to convert; empty when
     /// there is nothing to backfill.
     let key: [String]
     let groups: [Group]
     let fills: [Fill]
+
+    /// The trigger function, `cutover.<table>_sync`, as SQL.
+    var function: String { "cutover." + SQLName.identifier(SQLName.derived(stem, "sync")) }
+
+    /// The function that records a legacy write, `cutover.<table>_note_legacy_write`, as SQL.
+    var noteFunction: String { "cutover." + SQLName.identifier(SQLName.derived(stem, "note_legacy_write")) }
 
     /// The trigger's name on the table.
     static let triggerName = "cutover_sync"
@@ -126,10 +164,37 @@ struct SyncTrigger: Sendable, Hashable {
         return synced + key.filter { !synced.contains($0) }
     }
 
-    /// `(NEW.k) IS DISTINCT FROM (OLD.k)`: the UPDATE moves the row along the key.
-    private var keyMoved: String {
-        Self.distinct(key.map { "NEW." + SQLName.identifier($0) }, key.map { "OLD." + SQLName.identifier($0) })
+    /// The UPDATE moves the row along the key.
+    private var keyMoved: String { differs(key, new: "NEW", old: "OLD") }
+
+    /// The columns the trigger compares, each once: the groups', the key's and the dropped ones.
+    var comparisons: [Comparison] {
+        var seen: Set<String> = []
+        let columns = groups.flatMap { $0.legacy + $0.modern } + key + fills.filter { $0.kind == .dropped }.map(\.column)
+        return columns.filter { seen.insert($0).inserted }.map { Comparison(column: $0, name: SQLName.derived(stem, $0, "differs")) }
     }
+
+    private func comparison(_ column: String) -> Comparison {
+        comparisons.first { $0.column == column } ?? Comparison(column: column, name: SQLName.derived(stem, column, "differs"))
+    }
+
+    /// Whether the record `new`'s `columns` differ from the record `old`'s, or from `values`
+    /// when given: any one of them.
+    private func differs(_ columns: [String], new: String, old: String? = nil, values: [String]? = nil) -> String {
+        let pairs = columns.enumerated().map { index, column in
+            comparison(column).call("\(new).\(SQLName.identifier(column))",
+                                    values?[index] ?? "\(old ?? "OLD").\(SQLName.identifier(column))")
+        }
+        return pairs.count == 1 ? pairs[0] : "(" + pairs.joined(separator: " OR ") + ")"
+    }
+
+    /// `pg_catalog.current_setting(name, true)` is `value`; false while it is unset.
+    private static func setting(_ name: String, is value: String) -> String {
+        "coalesce(pg_catalog.current_setting(\(SQLName.literal(name)), true) OPERATOR(pg_catalog.=) \(SQLName.literal(value)), false)"
+    }
+
+    /// `TG_OP` is `operation`.
+    private static func operation(is operation: String) -> String { "TG_OP OPERATOR(pg_catalog.=) '\(operation)'" }
 
     /// Every row function the trigger calls.
     var rowFunctions: [RowFunction] {
@@ -138,27 +203,40 @@ struct SyncTrigger: Sendable, Hashable {
 
     /// `CREATE OR REPLACE FUNCTION cutover.<table>_sync()`.
     func createFunction() -> CompiledStatement {
-        let activity = SQLName.literal(table.sql)
-        let noted = "(to_char(now(), 'YYYYMMDDHH24MISS ') || \(activity))"
+        let noted = "(pg_catalog.to_char(pg_catalog.now(), 'YYYYMMDDHH24MISS ') OPERATOR(pg_catalog.||) \(SQLName.literal(table.sql)))"
         let body = groups.map(groupBlock) + fills.map(fillBlock)
         return CompiledStatement("""
             CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $cutover$
+            LANGUAGE plpgsql SECURITY DEFINER AS $cutover$
             DECLARE
-                declared_modern boolean := current_setting('cutover.writer', true) IS NOT DISTINCT FROM 'modern';
+                declared_modern boolean := \(Self.setting("cutover.writer", is: "modern"));
                 legacy_write boolean := false;
             BEGIN
             \(body.joined(separator: "\n"))
-                IF legacy_write AND current_setting('\(Self.legacyNotedSetting)', true) IS DISTINCT FROM \(noted) THEN
-                    PERFORM 1 FROM cutover.legacy_activity
-                     WHERE table_name = \(activity) AND last_write_at < now() - interval '1 second'
-                       FOR UPDATE SKIP LOCKED;
-                    IF FOUND THEN
-                        UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = \(activity);
-                    END IF;
-                    PERFORM set_config('\(Self.legacyNotedSetting)', \(noted), false);
+                IF legacy_write AND NOT coalesce(pg_catalog.current_setting('\(Self.legacyNotedSetting)', true) OPERATOR(pg_catalog.=) \(noted), false) THEN
+                    PERFORM \(noteFunction)();
                 END IF;
                 RETURN NEW;
+            END
+            $cutover$
+            """, lock: nil, work: .catalog)
+    }
+
+    /// `CREATE OR REPLACE FUNCTION cutover.<table>_note_legacy_write()`: the legacy-activity
+    /// record set to now, at most once a second, and the second noted for the session.
+    func createNoteFunction() -> CompiledStatement {
+        let activity = SQLName.literal(table.sql)
+        return CompiledStatement("""
+            CREATE OR REPLACE FUNCTION \(noteFunction)() RETURNS void
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $cutover$
+            BEGIN
+                PERFORM 1 FROM cutover.legacy_activity
+                 WHERE table_name = \(activity) AND last_write_at < now() - interval '1 second'
+                   FOR UPDATE SKIP LOCKED;
+                IF FOUND THEN
+                    UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = \(activity);
+                END IF;
+                PERFORM set_config('\(Self.legacyNotedSetting)', to_char(now(), 'YYYYMMDDHH24MISS ') || \(activity), false);
             END
             $cutover$
             """, lock: nil, work: .catalog)
@@ -178,35 +256,33 @@ struct SyncTrigger: Sendable, Hashable {
     private func groupBlock(_ group: Group) -> String {
         let modern = group.modern.map { "NEW." + SQLName.identifier($0) }
         let legacy = group.legacy.map { "NEW." + SQLName.identifier($0) }
-        let oldModern = group.modern.map { "OLD." + SQLName.identifier($0) }
-        let oldLegacy = group.legacy.map { "OLD." + SQLName.identifier($0) }
         let allModernNull = modern.map { "\($0) IS NULL" }.joined(separator: " AND ")
         return """
                 -- \(group.legacy.joined(separator: ", ")) → \(group.modern.joined(separator: ", "))
-                IF TG_OP = 'INSERT' THEN
+                IF \(Self.operation(is: "INSERT")) THEN
                     IF NOT declared_modern AND \(allModernNull) THEN
                         \(Self.assign(modern, group.up))
                         legacy_write := true;
                     ELSE
                         \(Self.assign(legacy, group.down))
                     END IF;
-                ELSIF \(Self.distinct(modern, oldModern)) THEN
-                    IF \(Self.distinct(legacy, oldLegacy)) OR \(Self.distinct(modern, group.up.map { $0.compared(over: "OLD") })) THEN
+                ELSIF \(differs(group.modern, new: "NEW")) THEN
+                    IF \(differs(group.legacy, new: "NEW")) OR \(differs(group.modern, new: "NEW", values: group.up.map { $0.call("OLD") })) THEN
                         \(Self.assign(legacy, group.down))
                     END IF;
-                ELSIF \(Self.distinct(legacy, oldLegacy)) THEN
+                ELSIF \(differs(group.legacy, new: "NEW")) THEN
                     \(Self.assign(modern, group.up))
                     legacy_write := legacy_write OR NOT declared_modern;
-                ELSIF \(allModernNull) AND (\(keyMoved) OR current_setting(\(SQLName.literal(Self.backfillSetting)), true) IS NOT DISTINCT FROM 'on') THEN
+                ELSIF \(allModernNull) AND (\(keyMoved) OR \(Self.setting(Self.backfillSetting, is: "on"))) THEN
                     \(Self.assign(modern, group.up))
                 END IF;
             """
     }
 
     /// `NEW.a := f(NEW);`, or for several columns one `SELECT … INTO`, so that every function
-    /// reads the row as it was before any of them is assigned.
+    /// reads the row as it was before any of them is assigned. The functions are inlined.
     private static func assign(_ targets: [String], _ functions: [RowFunction]) -> String {
-        let calls = functions.map { $0.evaluated(over: "NEW") }
+        let calls = functions.map { $0.call("NEW") }
         guard targets.count > 1 else { return "\(targets.first ?? "NULL") := \(calls.first ?? "NULL");" }
         return "SELECT \(calls.joined(separator: ", ")) INTO \(targets.joined(separator: ", "));"
     }
@@ -214,27 +290,28 @@ struct SyncTrigger: Sendable, Hashable {
     private func fillBlock(_ fill: Fill) -> String {
         let column = "NEW." + SQLName.identifier(fill.column)
         let old = "OLD." + SQLName.identifier(fill.column)
-        let assign = fill.function.map { ["    \(column) := \($0.evaluated(over: "NEW"));"] } ?? []
+        let call = fill.function.map { $0.call("NEW") } ?? "NULL"
+        let assign = fill.function.map { ["    \(column) := \($0.call("NEW"));"] } ?? []
+        let isInsert = Self.operation(is: "INSERT")
         let lines: [String]
         switch fill.kind {
         case .newColumn:
-            lines = ["-- \(fill.column): added", "IF TG_OP = 'INSERT' AND \(column) IS NULL AND NOT declared_modern THEN"]
-                + assign + ["    legacy_write := true;", "ELSIF TG_OP = 'UPDATE' AND \(column) IS NULL AND \(keyMoved) THEN"]
+            lines = ["-- \(fill.column): added", "IF \(isInsert) AND \(column) IS NULL AND NOT declared_modern THEN"]
+                + assign + ["    legacy_write := true;", "ELSIF \(Self.operation(is: "UPDATE")) AND \(column) IS NULL AND \(keyMoved) THEN"]
                 + assign + ["END IF;"]
         case .notNull:
             lines = ["-- \(fill.column): NOT NULL at contract", "IF \(column) IS NULL THEN",
-                     "    legacy_write := legacy_write OR (NOT declared_modern AND (TG_OP = 'INSERT' OR \(old) IS NOT NULL));"]
+                     "    legacy_write := legacy_write OR (NOT declared_modern AND (\(isInsert) OR \(old) IS NOT NULL));"]
                 + assign + ["END IF;"]
         case .dropped:
-            let call = fill.function.map { $0.call("NEW") } ?? "NULL"
             lines = ["-- \(fill.column): dropped at contract",
-                     "IF TG_OP = 'INSERT' THEN",
+                     "IF \(isInsert) THEN",
                      "    IF \(column) IS NULL THEN",
-                     "        \(column) := \(fill.function.map { $0.evaluated(over: "NEW") } ?? "NULL");",
-                     "    ELSIF \(column) IS DISTINCT FROM \(call) THEN",
+                     "        \(column) := \(call);",
+                     "    ELSIF \(differs([fill.column], new: "NEW", values: [call])) THEN",
                      "        legacy_write := legacy_write OR NOT declared_modern;",
                      "    END IF;",
-                     "ELSIF \(column) IS DISTINCT FROM \(old) THEN",
+                     "ELSIF \(differs([fill.column], new: "NEW")) THEN",
                      "    legacy_write := legacy_write OR NOT declared_modern;",
                      "END IF;"]
         }

@@ -5,7 +5,7 @@
 DROP TRIGGER IF EXISTS cutover_sync ON public.orders;
 
 -- no lock on the table, catalog only, no rewrite
-DROP FUNCTION IF EXISTS cutover.orders_sync(), cutover.orders_status_code_up(public.orders), cutover.orders_status_down(public.orders);
+DROP FUNCTION IF EXISTS cutover.orders_sync(), cutover.orders_note_legacy_write(), cutover.orders_status_differs, cutover.orders_status_code_differs, cutover.orders_id_differs, cutover.orders_status_code_up(public.orders), cutover.orders_status_down(public.orders);
 
 -- ACCESS EXCLUSIVE lock, catalog only, no rewrite
 DROP INDEX IF EXISTS public.orders_cutover_unconverted;

@@ -6,7 +6,7 @@
 DROP TRIGGER IF EXISTS cutover_sync ON users;
 
 -- no lock on the table, catalog only, no rewrite
-DROP FUNCTION IF EXISTS cutover.users_sync(), cutover.users_description_up(users);
+DROP FUNCTION IF EXISTS cutover.users_sync(), cutover.users_note_legacy_write(), cutover.users_id_differs, cutover.users_description_up(users);
 
 -- ACCESS EXCLUSIVE lock, catalog only, no rewrite
 DROP INDEX IF EXISTS users_cutover_unconverted;

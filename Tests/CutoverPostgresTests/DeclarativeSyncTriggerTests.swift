@@ -16,6 +16,15 @@ struct DeclarativeSyncTriggerTests {
            "down": "CASE status_code WHEN 1 THEN 'new' WHEN 2 THEN 'paid' WHEN 3 THEN 'shipped' END"}}]}
         """
 
+    /// `orders` made with `rows` rows, all `new`, and the plan's expand applied to it.
+    @discardableResult
+    static func expandedOrders(_ rows: Int, on connection: PostgresConnection) throws -> CompiledSteps {
+        try CompiledSteps.expanded(manifest, on: connection, after: """
+            CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+            INSERT INTO orders SELECT n, 'new' FROM generate_series(1, \(rows)) AS n
+            """)
+    }
+
     /// One statement and the row it must leave: `status` and `status_code` as text, nil for NULL.
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String

@@ -13,10 +13,7 @@ struct SyncTriggerCostTests {
     func legacyActivityOncePerSecond() async throws {
         let database = try await TestPostgres.database("sync_trigger_note")
         try await onThread {
-            _ = try CompiledSteps.expanded(DeclarativeSyncTriggerTests.manifest, on: try database.connect(), after: """
-                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-                INSERT INTO orders SELECT n, 'new' FROM generate_series(1, 10) AS n
-                """)
+            try DeclarativeSyncTriggerTests.expandedOrders(10, on: try database.connect())
             let legacy = try database.connect(applicationName: "legacy-app")
             // One transaction: now() is one second for all its writes, and its own reads of the
             // table are counted in pg_stat_xact_user_tables.
@@ -56,10 +53,7 @@ struct SyncTriggerCostTests {
         let database = try await TestPostgres.database("sync_trigger_compare")
         try await onThread {
             let connection = try database.connect()
-            _ = try CompiledSteps.expanded(DeclarativeSyncTriggerTests.manifest, on: connection, after: """
-                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-                INSERT INTO orders SELECT n, 'new' FROM generate_series(1, 3) AS n
-                """)
+            try DeclarativeSyncTriggerTests.expandedOrders(3, on: connection)
             try connection.execute(unsafeSQL: "SET track_functions = 'all'")
             let calls = try connection.withTransaction { connection in
                 // Row 1: the modern column as up(OLD) gives it, so the legacy one stays; row 2:

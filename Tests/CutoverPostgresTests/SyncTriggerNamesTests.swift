@@ -20,10 +20,7 @@ struct SyncTriggerNamesTests {
         let database = try await TestPostgres.database("sync_trigger_names")
         try await onThread {
             let connection = try database.connect()
-            _ = try CompiledSteps.expanded(DeclarativeSyncTriggerTests.manifest, on: connection, after: """
-                CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-                INSERT INTO orders SELECT n, 'new' FROM generate_series(1, 3) AS n
-                """)
+            try DeclarativeSyncTriggerTests.expandedOrders(3, on: connection)
             let intruder = "cutover_intruder_\(UUID().uuidString.prefix(8).lowercased())"
             let schema = intruder + "_own"
             defer {

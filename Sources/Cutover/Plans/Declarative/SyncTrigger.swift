@@ -202,24 +202,39 @@ struct SyncTrigger: Sendable, Hashable {
     }
 
     /// `CREATE OR REPLACE FUNCTION cutover.<table>_sync()`.
+    ///
+    /// Every expression it evaluates is compiled again in each transaction that fires it, and
+    /// the old application commits each statement on its own: so each path evaluates as few as
+    /// it can. The new writer's setting is read only where a legacy write is told apart, and a
+    /// legacy write notes itself where it is found, so that no variable is kept for either.
     func createFunction() -> CompiledStatement {
-        let noted = "(pg_catalog.to_char(pg_catalog.now(), 'YYYYMMDDHH24MISS ') OPERATOR(pg_catalog.||) \(SQLName.literal(table.sql)))"
         let body = groups.map(groupBlock) + fills.map(fillBlock)
         return CompiledStatement("""
             CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER AS $cutover$
-            DECLARE
-                declared_modern boolean := \(Self.setting("cutover.writer", is: "modern"));
-                legacy_write boolean := false;
             BEGIN
             \(body.joined(separator: "\n"))
-                IF legacy_write AND NOT coalesce(pg_catalog.current_setting('\(Self.legacyNotedSetting)', true) OPERATOR(pg_catalog.=) \(noted), false) THEN
-                    PERFORM \(noteFunction)();
-                END IF;
                 RETURN NEW;
             END
             $cutover$
             """, lock: nil, work: .catalog)
+    }
+
+    /// The second and the table a session last looked at the legacy-activity record in, as
+    /// ``legacyNotedSetting`` keeps them: `1733560000 public.orders`.
+    private var noted: String {
+        "(CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) "
+            + SQLName.literal(" " + table.sql) + ")"
+    }
+
+    /// The new writer said so (`SET LOCAL cutover.writer = 'modern'`).
+    private static var declaredModern: String { setting("cutover.writer", is: "modern") }
+
+    /// Calls ``noteFunction`` when `condition` (a legacy write) holds and the session has not
+    /// looked at the record for this table in this second.
+    private func note(if condition: String?) -> [String] {
+        let unnoted = "NOT coalesce(pg_catalog.current_setting('\(Self.legacyNotedSetting)', true) OPERATOR(pg_catalog.=) \(noted), false)"
+        return ["IF \(condition.map { $0 + " AND " } ?? "")\(unnoted) THEN", "    PERFORM \(noteFunction)();", "END IF;"]
     }
 
     /// `CREATE OR REPLACE FUNCTION cutover.<table>_note_legacy_write()`: the legacy-activity
@@ -236,7 +251,7 @@ struct SyncTrigger: Sendable, Hashable {
                 IF FOUND THEN
                     UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = \(activity);
                 END IF;
-                PERFORM set_config('\(Self.legacyNotedSetting)', to_char(now(), 'YYYYMMDDHH24MISS ') || \(activity), false);
+                PERFORM set_config('\(Self.legacyNotedSetting)', \(noted), false);
             END
             $cutover$
             """, lock: nil, work: .catalog)
@@ -257,12 +272,13 @@ struct SyncTrigger: Sendable, Hashable {
         let modern = group.modern.map { "NEW." + SQLName.identifier($0) }
         let legacy = group.legacy.map { "NEW." + SQLName.identifier($0) }
         let allModernNull = modern.map { "\($0) IS NULL" }.joined(separator: " AND ")
+        func lines(_ lines: [String], _ indent: String) -> String { lines.joined(separator: "\n" + indent) }
         return """
                 -- \(group.legacy.joined(separator: ", ")) → \(group.modern.joined(separator: ", "))
                 IF \(Self.operation(is: "INSERT")) THEN
-                    IF NOT declared_modern AND \(allModernNull) THEN
+                    IF \(allModernNull) AND NOT \(Self.declaredModern) THEN
                         \(Self.assign(modern, group.up))
-                        legacy_write := true;
+                        \(lines(note(if: nil), "            "))
                     ELSE
                         \(Self.assign(legacy, group.down))
                     END IF;
@@ -272,7 +288,7 @@ struct SyncTrigger: Sendable, Hashable {
                     END IF;
                 ELSIF \(differs(group.legacy, new: "NEW")) THEN
                     \(Self.assign(modern, group.up))
-                    legacy_write := legacy_write OR NOT declared_modern;
+                    \(lines(note(if: "NOT " + Self.declaredModern), "        "))
                 ELSIF \(allModernNull) AND (\(keyMoved) OR \(Self.setting(Self.backfillSetting, is: "on"))) THEN
                     \(Self.assign(modern, group.up))
                 END IF;
@@ -294,26 +310,28 @@ struct SyncTrigger: Sendable, Hashable {
         let assign = fill.function.map { ["    \(column) := \($0.call("NEW"));"] } ?? []
         let isInsert = Self.operation(is: "INSERT")
         let lines: [String]
+        let indented = { (lines: [String]) in lines.map { "    " + $0 } }
+        let notModern = "NOT " + Self.declaredModern
         switch fill.kind {
         case .newColumn:
-            lines = ["-- \(fill.column): added", "IF \(isInsert) AND \(column) IS NULL AND NOT declared_modern THEN"]
-                + assign + ["    legacy_write := true;", "ELSIF \(Self.operation(is: "UPDATE")) AND \(column) IS NULL AND \(keyMoved) THEN"]
+            lines = ["-- \(fill.column): added", "IF \(isInsert) AND \(column) IS NULL AND \(notModern) THEN"]
+                + assign + indented(note(if: nil)) + ["ELSIF \(Self.operation(is: "UPDATE")) AND \(column) IS NULL AND \(keyMoved) THEN"]
                 + assign + ["END IF;"]
         case .notNull:
-            lines = ["-- \(fill.column): NOT NULL at contract", "IF \(column) IS NULL THEN",
-                     "    legacy_write := legacy_write OR (NOT declared_modern AND (\(isInsert) OR \(old) IS NOT NULL));"]
+            lines = ["-- \(fill.column): NOT NULL at contract", "IF \(column) IS NULL THEN"]
+                + indented(note(if: "\(notModern) AND (\(isInsert) OR \(old) IS NOT NULL)"))
                 + assign + ["END IF;"]
         case .dropped:
             lines = ["-- \(fill.column): dropped at contract",
                      "IF \(isInsert) THEN",
                      "    IF \(column) IS NULL THEN",
                      "        \(column) := \(call);",
-                     "    ELSIF \(differs([fill.column], new: "NEW", values: [call])) THEN",
-                     "        legacy_write := legacy_write OR NOT declared_modern;",
-                     "    END IF;",
-                     "ELSIF \(differs([fill.column], new: "NEW")) THEN",
-                     "    legacy_write := legacy_write OR NOT declared_modern;",
-                     "END IF;"]
+                     "    ELSIF \(differs([fill.column], new: "NEW", values: [call])) THEN"]
+                + indented(indented(note(if: notModern)))
+                + ["    END IF;",
+                   "ELSIF \(differs([fill.column], new: "NEW")) THEN"]
+                + indented(note(if: notModern))
+                + ["END IF;"]
         }
         return lines.map { "    " + $0 }.joined(separator: "\n")
     }

@@ -16,22 +16,21 @@ BEGIN
     IF FOUND THEN
         UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'public.orders';
     END IF;
-    PERFORM set_config('cutover.legacy_noted', to_char(now(), 'YYYYMMDDHH24MISS ') || 'public.orders', false);
+    PERFORM set_config('cutover.legacy_noted', (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' public.orders'), false);
 END
 $cutover$;
 
 -- no lock on the table, catalog only, no rewrite
 CREATE OR REPLACE FUNCTION cutover.orders_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $cutover$
-DECLARE
-    declared_modern boolean := coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false);
-    legacy_write boolean := false;
 BEGIN
     -- status → status_code
     IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-        IF NOT declared_modern AND NEW.status_code IS NULL THEN
+        IF NEW.status_code IS NULL AND NOT coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false) THEN
             NEW.status_code := cutover.orders_status_code_up(NEW);
-            legacy_write := true;
+            IF NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' public.orders'), false) THEN
+                PERFORM cutover.orders_note_legacy_write();
+            END IF;
         ELSE
             NEW.status := cutover.orders_status_down(NEW);
         END IF;
@@ -41,12 +40,11 @@ BEGIN
         END IF;
     ELSIF cutover.orders_status_differs(NEW.status, OLD.status) THEN
         NEW.status_code := cutover.orders_status_code_up(NEW);
-        legacy_write := legacy_write OR NOT declared_modern;
+        IF NOT coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false) AND NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' public.orders'), false) THEN
+            PERFORM cutover.orders_note_legacy_write();
+        END IF;
     ELSIF NEW.status_code IS NULL AND (cutover.orders_id_differs(NEW.id, OLD.id) OR coalesce(pg_catalog.current_setting('cutover.backfill', true) OPERATOR(pg_catalog.=) 'on', false)) THEN
         NEW.status_code := cutover.orders_status_code_up(NEW);
-    END IF;
-    IF legacy_write AND NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (pg_catalog.to_char(pg_catalog.now(), 'YYYYMMDDHH24MISS ') OPERATOR(pg_catalog.||) 'public.orders'), false) THEN
-        PERFORM cutover.orders_note_legacy_write();
     END IF;
     RETURN NEW;
 END

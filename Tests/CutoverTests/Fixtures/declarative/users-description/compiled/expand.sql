@@ -16,26 +16,22 @@ BEGIN
     IF FOUND THEN
         UPDATE cutover.legacy_activity SET last_write_at = now() WHERE table_name = 'users';
     END IF;
-    PERFORM set_config('cutover.legacy_noted', to_char(now(), 'YYYYMMDDHH24MISS ') || 'users', false);
+    PERFORM set_config('cutover.legacy_noted', (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' users'), false);
 END
 $cutover$;
 
 -- no lock on the table, catalog only, no rewrite
 CREATE OR REPLACE FUNCTION cutover.users_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $cutover$
-DECLARE
-    declared_modern boolean := coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false);
-    legacy_write boolean := false;
 BEGIN
     -- description: added
-    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' AND NEW.description IS NULL AND NOT declared_modern THEN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' AND NEW.description IS NULL AND NOT coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false) THEN
         NEW.description := cutover.users_description_up(NEW);
-        legacy_write := true;
+        IF NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' users'), false) THEN
+            PERFORM cutover.users_note_legacy_write();
+        END IF;
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND NEW.description IS NULL AND cutover.users_id_differs(NEW.id, OLD.id) THEN
         NEW.description := cutover.users_description_up(NEW);
-    END IF;
-    IF legacy_write AND NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (pg_catalog.to_char(pg_catalog.now(), 'YYYYMMDDHH24MISS ') OPERATOR(pg_catalog.||) 'users'), false) THEN
-        PERFORM cutover.users_note_legacy_write();
     END IF;
     RETURN NEW;
 END

@@ -78,9 +78,11 @@ struct RowFunction: Sendable, Hashable {
                 + definition(marker).replacing("%", with: "%%").replacing(marker, with: "%1$s")
                 + "\n    $definition$, qualified);"
         }
+        // A name may hold a line break in its quotes; the comment must not end there.
+        let listed = String(names.joined(separator: ", ").map { $0.isNewline ? " " : $0 })
         return """
             DO $pinned$
-            -- makes \(names.joined(separator: ", ")) under search_path \(pinnedSearchPath)
+            -- makes \(listed) under search_path \(pinnedSearchPath)
             DECLARE
                 saved text := pg_catalog.current_setting('search_path');
                 relation pg_catalog.oid := \(SQLName.literal(table))::pg_catalog.regclass;

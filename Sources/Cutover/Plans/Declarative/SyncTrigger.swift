@@ -171,11 +171,12 @@ struct SyncTrigger: Sendable, Hashable {
     var comparisons: [Comparison] {
         var seen: Set<String> = []
         let columns = groups.flatMap { $0.legacy + $0.modern } + key + fills.filter { $0.kind == .dropped }.map(\.column)
-        return columns.filter { seen.insert($0).inserted }.map { Comparison(column: $0, name: SQLName.derived(stem, $0, "differs")) }
+        return columns.filter { seen.insert($0).inserted }.map(comparison)
     }
 
+    /// The comparison of `column`, one of ``comparisons``'.
     private func comparison(_ column: String) -> Comparison {
-        comparisons.first { $0.column == column } ?? Comparison(column: column, name: SQLName.derived(stem, column, "differs"))
+        Comparison(column: column, name: SQLName.derived(stem, column, "differs"))
     }
 
     /// Whether the record `new`'s `columns` differ from the record `old`'s, or from `values`
@@ -185,7 +186,8 @@ struct SyncTrigger: Sendable, Hashable {
             comparison(column).call("\(new).\(SQLName.identifier(column))",
                                     values?[index] ?? "\(old ?? "OLD").\(SQLName.identifier(column))")
         }
-        return pairs.count == 1 ? pairs[0] : "(" + pairs.joined(separator: " OR ") + ")"
+        guard pairs.count != 1 else { return pairs[0] }
+        return pairs.isEmpty ? "false" : "(" + pairs.joined(separator: " OR ") + ")"
     }
 
     /// `pg_catalog.current_setting(name, true)` is `value`; false while it is unset.

@@ -94,13 +94,14 @@ struct PhaseBinaryTests {
         #expect(plan["name"] as? String == "drafts")
         #expect(run.output.contains("contract_drop.sql"))
         let compact = run.output.replacing(" ", with: "").replacing("\n", with: "")
-        #expect(compact.contains(#""backfill":{"batch":"compiled/backfill_batch.sql","batchSize":1000,"maxActiveSessions":null,"niceRatio":0,"#))
+        #expect(compact.contains(#""backfill":{"batch":"compiled/backfill_batch.sql","batchSize":1000,"directBatch":"compiled/backfill_batch_direct.sql","#
+                                 + #""maxActiveSessions":null,"niceRatio":0,"#))
         #expect(compact.contains(#""targetBatchTime":"50ms","throttleQuery":null}"#))
 
         let text = try PhaseBinary.run(["plan"])
         #expect(text.status == 0)
         #expect(text.output.contains("""
-              batches of 1000 with compiled/backfill_batch.sql; remaining rows by compiled/backfill_remaining.sql
+              batches of 1000 with compiled/backfill_batch_direct.sql, or compiled/backfill_batch.sql where a row stays held; remaining rows by compiled/backfill_remaining.sql
               nice ratio 0: no pause between batches
               target batch time 50ms: the batch size grows and shrinks so that each batch takes about that
             """))

@@ -31,4 +31,11 @@ public struct PlanBackfill: Sendable, Hashable {
     /// workers, nil when the plan has none: a plan of SQL files (format 1), whose hand-written
     /// batch takes no end of range. A plan with one has a batch whose `$3` is the range's last key.
     public var split: PlanSQLFile? = nil
+
+    /// The file of a batch that updates its rows directly, locking each as it reaches it, nil
+    /// when the plan has none: a plan of SQL files, or one with nothing to backfill. It takes
+    /// ``batch``'s parameters and returns its columns, and waits for a row another transaction
+    /// holds where ``batch`` skips it; the backfill runs it under a short lock timeout and runs
+    /// ``batch`` in its place for a batch whose wait runs out.
+    public var directBatch: PlanSQLFile? = nil
 }

@@ -109,7 +109,10 @@ public struct PlanPins: Sendable, Hashable {
                 + (file.serverVersion.map { " on \($0.description)" } ?? "")
         }
         var lines = step.apply.map { line("apply", $0) } + step.revert.map { line("revert", $0) }
-        if let backfill = step.backfill { lines += [line("batch", backfill.batch), line("remaining", backfill.remaining)] }
+        if let backfill = step.backfill {
+            lines += [line("batch", backfill.batch), line("remaining", backfill.remaining)]
+            if let direct = backfill.directBatch { lines.append(line("direct batch", direct)) }
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -69,7 +69,7 @@ public struct PlanStep: Sendable, Hashable {
 
     /// Every SQL file the step names: apply, revert, backfill, then check files, in manifest order.
     public var sqlFilePaths: [String] {
-        apply.map(\.path) + revert.map(\.path) + [backfill?.batch.path, backfill?.remaining.path, backfill?.split?.path].compactMap { $0 }
+        apply.map(\.path) + revert.map(\.path) + [backfill?.batch.path, backfill?.remaining.path, backfill?.split?.path, backfill?.directBatch?.path].compactMap { $0 }
             + checks.compactMap { check in
                 guard case .file(let path) = check.query else { return nil }
                 return path

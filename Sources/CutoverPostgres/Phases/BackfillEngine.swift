@@ -39,6 +39,14 @@ public struct BackfillEngine: Sendable {
         public var niceRatio: Double
         /// The longest a batch waits for a lock on the table.
         public var lockTimeout: Duration
+        /// The longest a plan's direct batch (``BackfillEngine/directBatchSQL``) waits for a lock,
+        /// on the table or on a row another transaction holds, before the skipping batch runs in
+        /// its place: 10 ms unless set. The rows it has updated meanwhile stay locked that much
+        /// longer, so it is short beside the target batch time. It is also kept under half the
+        /// session's `deadlock_timeout` (1 s by default), so that a batch in a cycle of waits
+        /// with the application's transaction gives up before the server looks for a deadlock
+        /// and fails one of them, perhaps the application's.
+        public var rowLockWait: Duration = .milliseconds(10)
         /// Passes over the table before giving up on rows that stay locked.
         public var maximumPasses: Int
         /// The standbys' replay lag a batch may start with; nil does not look at standbys.
@@ -180,19 +188,27 @@ public struct BackfillEngine: Sendable {
     /// plan has none. With one, the batch statement takes a third parameter: the last key of
     /// its range, NULL for none.
     public let splitSQL: String?
+    /// The batch that updates its rows directly, waiting for a row another transaction holds
+    /// (``PlanBackfill/directBatch``), with ``batchSQL``'s parameters and columns; nil runs
+    /// ``batchSQL`` alone.
+    public let directBatchSQL: String?
     /// The pacing.
     public let options: Options
+    /// Whether the next batch tries ``directBatchSQL``: not for a while after one waited too long.
+    let directBatches = DirectBatchGate()
 
     /// Whether the batch statement takes the last key of its span, `$3`: that of a plan that
     /// divides its rows does; one that does not walks from its cursor to the end of the table.
     var isBatchBounded: Bool { splitSQL != nil }
 
     /// An engine for `plan` with its statements.
-    public init(plan: String, batchSQL: String, remainingSQL: String, splitSQL: String? = nil, options: Options = Options()) {
+    public init(plan: String, batchSQL: String, remainingSQL: String, splitSQL: String? = nil, directBatchSQL: String? = nil,
+                options: Options = Options()) {
         self.plan = plan
         self.batchSQL = batchSQL
         self.remainingSQL = remainingSQL
         self.splitSQL = splitSQL
+        self.directBatchSQL = directBatchSQL
         self.options = options
     }
 
@@ -200,7 +216,8 @@ public struct BackfillEngine: Sendable {
     public init(_ source: PlanSource, backfill: PlanBackfill, options: Options) throws {
         self.init(plan: source.plan.name, batchSQL: try source.text(backfill.batch.path),
                   remainingSQL: try source.text(backfill.remaining.path),
-                  splitSQL: try backfill.split.map { try source.text($0.path) }, options: options)
+                  splitSQL: try backfill.split.map { try source.text($0.path) },
+                  directBatchSQL: try backfill.directBatch.map { try source.text($0.path) }, options: options)
     }
 
     /// Rows still to convert.
@@ -237,6 +254,7 @@ public struct BackfillEngine: Sendable {
                     progress: (Progress) -> Void = { _ in }, log: @escaping @Sendable (String) -> Void = { _ in },
                     attempt: Int64? = nil) throws -> Progress {
         guard var state = try MigrationState.load(plan: plan, on: connection) else { throw BackfillError.noState(plan) }
+        if directBatchSQL != nil { try directBatches.readDeadlockTimeout(on: connection) }
         var current = Progress(converted: state.backfillConverted, total: nil, batches: 0, pass: 1)
         current.convertedBefore = current.converted
         let open = openSession ?? { [configuration = connection.configuration] in try PostgresConnection(configuration: configuration) }
@@ -416,10 +434,30 @@ public struct BackfillEngine: Sendable {
     /// Runs one batch after `cursor` in its own transaction, with the cursor and the rows
     /// converted, and the run's report when given. `skipped` is nil for a batch that does not
     /// say how many rows other transactions held.
+    ///
+    /// With a plan's direct batch (``directBatchSQL``), the batch is that one first, under a lock
+    /// timeout of ``Options/rowLockWait``: it locks each row as it updates it and waits for one
+    /// another transaction holds. When the wait runs out, its transaction is rolled back and the
+    /// skipping batch (``batchSQL``) converts the same keys instead, and the next
+    /// ``DirectBatchGate/skippingAfterWait`` batches skip from the start.
     func runBatch(after cursor: String?, size: Int, in span: Span, report: Report?,
                   on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64, skipped: Int64?) {
+        if let directBatchSQL, directBatches.isNextDirect() {
+            do {
+                return try runBatch(directBatchSQL, lockTimeout: directBatches.wait(atMost: options.rowLockWait), after: cursor, size: size, in: span,
+                                    report: report, on: connection)
+            } catch let error as PostgresError where error.sqlState == .lockNotAvailable && connection.transactionState == .idle {
+                directBatches.waitRanOut()
+            }
+        }
+        return try runBatch(batchSQL, lockTimeout: options.lockTimeout, after: cursor, size: size, in: span, report: report,
+                            on: connection)
+    }
+
+    private func runBatch(_ sql: String, lockTimeout: Duration, after cursor: String?, size: Int, in span: Span, report: Report?,
+                          on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64, skipped: Int64?) {
         let size = Int32(clamping: size)
-        let timeout = Int64((options.lockTimeout / .milliseconds(1)).rounded(.up))
+        let timeout = max(1, Int64((lockTimeout / .milliseconds(1)).rounded(.up)))
         var binds = [cursor.postgresBind, size.postgresBind]
         if isBatchBounded { binds.append(span.upper.postgresBind) }
         return try connection.withTransaction { connection in
@@ -434,7 +472,7 @@ public struct BackfillEngine: Sendable {
                 SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
                 SET LOCAL synchronous_commit = off
                 """)
-            let rows = try connection.query(PostgresQuery(unsafeSQL: batchSQL, binds: binds))
+            let rows = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds))
             let row = rows[0]
             let lastKey = try row.decode(String?.self, "last_key")
             let converted = try row.decode(Int64.self, "converted")

@@ -56,7 +56,8 @@ struct PlanResult: CommandResult {
             }
             for file in step.revert { out += fileLines("revert", file, compiled[file.path]) }
             if let backfill = step.backfill {
-                out.append("  batches of \(backfill.batchSize) with \(backfill.batch.path); remaining rows by \(backfill.remaining.path)")
+                let batches = backfill.directBatch.map { "\($0.path), or \(backfill.batch.path) where a row stays held" } ?? backfill.batch.path
+                out.append("  batches of \(backfill.batchSize) with \(batches); remaining rows by \(backfill.remaining.path)")
                 let ratio = ValueType.decimal(in: PlanLimits.niceRatio).format(backfill.niceRatio)
                 out.append(backfill.niceRatio > 0
                     ? "  nice ratio \(ratio): after each batch, a pause of \(ratio) times the batch's own time"
@@ -71,7 +72,13 @@ struct PlanResult: CommandResult {
                 if let query = backfill.throttle.throttleQuery {
                     out.append("  throttle query: no batch starts while it answers true: " + Self.oneLine(query))
                 }
-                out += fileLines("batch", backfill.batch, compiled[backfill.batch.path])
+                if let direct = backfill.directBatch {
+                    out += fileLines("batch", direct, compiled[direct.path])
+                    out.append("    locks each row as it reaches it; one that waits more than \(DurationText.format(BackfillEngine.Options().rowLockWait)) for a row another transaction holds is rolled back, and the skipping batch converts the same keys but that row, which a later pass converts")
+                    out += fileLines("skipping batch", backfill.batch, compiled[backfill.batch.path])
+                } else {
+                    out += fileLines("batch", backfill.batch, compiled[backfill.batch.path])
+                }
                 out += fileLines("remaining", backfill.remaining, compiled[backfill.remaining.path])
                 if let split = backfill.split { out += fileLines("split", split, compiled[split.path]) }
             }
@@ -107,12 +114,14 @@ struct PlanResult: CommandResult {
                  "revert": .array(step.revert.map { fileJSON($0, compiled[$0.path]) }),
                  "backfill": step.backfill.map { backfill in
                      ["batch": .string(backfill.batch.path), "remaining": .string(backfill.remaining.path),
+                      "directBatch": backfill.directBatch.map { .string($0.path) } ?? .null,
                       "batchSize": .integer(Int64(backfill.batchSize)), "niceRatio": .number(backfill.niceRatio),
                       "replicaLagCeiling": .string(DurationText.format(backfill.maximumReplicaLag)),
                       "targetBatchTime": .string(DurationText.format(backfill.throttle.targetBatchTime)),
                       "maxActiveSessions": backfill.throttle.maximumActiveSessions.map { .integer(Int64($0)) } ?? .null,
                       "throttleQuery": backfill.throttle.throttleQuery.map { .string($0) } ?? .null,
-                      "sqlFiles": .array(([backfill.batch, backfill.remaining] + [backfill.split].compactMap { $0 }).map { fileJSON($0, compiled[$0.path]) })]
+                      "sqlFiles": .array(([backfill.batch, backfill.remaining] + [backfill.split, backfill.directBatch].compactMap { $0 })
+                          .map { fileJSON($0, compiled[$0.path]) })]
                  } ?? .null,
                  "tableEffect": declaration == nil ? .null : Self.effectJSON(files(of: step).compactMap { compiled[$0.path] }),
                  "irreversibleAfter": step.kind == .contract ? step.apply.last.map { .string($0.path) } ?? .null : .null,
@@ -128,7 +137,7 @@ struct PlanResult: CommandResult {
 
     /// The files a step runs forward: apply, then the backfill's batch and count.
     private func files(of step: PlanStep) -> [PlanSQLFile] {
-        step.apply + [step.backfill?.batch, step.backfill?.remaining].compactMap { $0 }
+        step.apply + [step.backfill?.directBatch, step.backfill?.batch, step.backfill?.remaining].compactMap { $0 }
     }
 
     /// `  apply compiled/expand.sql (in a transaction); locks: …`, then each statement and its lock.

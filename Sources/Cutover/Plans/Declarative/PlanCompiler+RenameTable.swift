@@ -46,7 +46,7 @@ extension PlanCompiler {
             its name. Old application versions, which use the old name, stop working here.
             """, statements: [.init("DROP VIEW IF EXISTS \(view)", lock: nil, work: .catalog, note: "ACCESS EXCLUSIVE on the view"),
                               .init("ALTER TABLE \(table.sql) RENAME TO \(SQLName.identifier(newName))", lock: .accessExclusive, work: .catalog)])
-        let (batch, remaining, split) = (backfillBatch(), backfillRemaining(), backfillSplit())
+        let (batch, remaining, split, direct) = (backfillBatch(), backfillRemaining(), backfillSplit(), backfillDirectBatch())
         let checks = { (kind: PlanStep.Kind) in derivedChecks(kind) + (plan.checks[kind] ?? []) }
         let steps = [
             PlanStep(kind: .expand, apply: expand.map(\.planFile), revert: [expandRevert.planFile], backfill: nil, checks: checks(.expand)),
@@ -54,13 +54,13 @@ extension PlanCompiler {
             PlanStep(kind: .backfill, apply: [], revert: [], backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile,
                                                                                    batchSize: plan.batchSize, niceRatio: plan.niceRatio,
                                                                                    maximumReplicaLag: plan.maximumReplicaLag, throttle: plan.backfillThrottle,
-                                                                                   split: split.planFile),
+                                                                                   split: split.planFile, directBatch: direct?.planFile),
                      checks: checks(.backfill)),
             PlanStep(kind: .contract, apply: [contract.planFile], revert: [], backfill: nil, checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
-        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, split, contract],
+        return CompiledPlan(plan: migration, files: expand + [expandRevert, batch, remaining, split] + [direct].compactMap { $0 } + [contract],
                             tracksLegacyWrites: false,
                             legacyWritesNote: "a rename changes no data; old writers are found by their sessions' application_name",
                             expressionProbe: [], declaration: plan, syncFunction: nil, expandRevertChecks: [])

@@ -137,7 +137,7 @@ struct PlanCompiler {
         if let newName = renamedTo { return renameCompiled(to: newName) }
         let expand = expandFiles()
         let expandRevert = expandRevertFiles()
-        let (batch, remaining, split) = (backfillBatch(), backfillRemaining(), backfillSplit())
+        let (batch, remaining, split, direct) = (backfillBatch(), backfillRemaining(), backfillSplit(), backfillDirectBatch())
         let (contract, contractRevert) = contractFiles()
         let handWritten = plan.operations.compactMap { operation -> DeclarativeOperation.HandWrittenSQL? in
             guard case .sql(let files) = operation else { return nil }
@@ -153,14 +153,14 @@ struct PlanCompiler {
             PlanStep(kind: .backfill, apply: [], revert: [],
                      backfill: PlanBackfill(batch: batch.planFile, remaining: remaining.planFile, batchSize: plan.batchSize,
                                             niceRatio: plan.niceRatio, maximumReplicaLag: plan.maximumReplicaLag,
-                                            throttle: plan.backfillThrottle, split: split.planFile),
+                                            throttle: plan.backfillThrottle, split: split.planFile, directBatch: direct?.planFile),
                      checks: checks(.backfill)),
             PlanStep(kind: .contract, apply: contractApply, revert: contractRevert.map(\.planFile), backfill: nil,
                      checks: checks(.contract)),
         ]
         let migration = MigrationPlan(name: plan.name, table: table.sql, legacyApplicationPattern: plan.legacyApplicationPattern,
                                       modernWriterWindow: plan.modernWriterWindow, steps: steps, statements: plan.statements)
-        return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining, split] + contract + contractRevert,
+        return CompiledPlan(plan: migration, files: expand + expandRevert + [batch, remaining, split] + [direct].compactMap { $0 } + contract + contractRevert,
                             tracksLegacyWrites: trigger.isNeeded, legacyWritesNote: "the plan changes nothing old writers write",
                             expressionProbe: expressionProbe(), declaration: plan,
                             syncFunction: trigger.isNeeded ? trigger.function : nil, expandRevertChecks: expandRevertChecks())

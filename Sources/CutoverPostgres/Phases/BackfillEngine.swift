@@ -363,14 +363,9 @@ public struct BackfillEngine: Sendable {
     /// (nil: the session's statement timeout only).
     func startingCount(on connection: PostgresConnection, timeout: Duration?,
                        isStopRequested: () -> Bool) throws -> Int64? {
-        guard let timeout else { return try remaining(on: connection) }
-        let milliseconds = Int64((timeout / .milliseconds(1)).rounded(.up))
         do {
-            return try connection.withTransaction { connection in
-                try connection.execute(unsafeSQL: "SET LOCAL statement_timeout = '\(milliseconds)ms'")
-                return try remaining(on: connection)
-            }
-        } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() {
+            return try remainingOnOneCore(on: connection, timeout: timeout)
+        } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() && timeout != nil {
             return nil
         }
     }
@@ -378,9 +373,30 @@ public struct BackfillEngine: Sendable {
     /// The rows still to convert at the end of pass `pass`, under the session's statement timeout.
     func passEndCount(on connection: PostgresConnection, pass: Int, isStopRequested: () -> Bool) throws -> Int64 {
         do {
-            return try remaining(on: connection)
+            return try remainingOnOneCore(on: connection, timeout: nil)
         } catch let error as PostgresError where error.sqlState == .queryCanceled && !isStopRequested() {
             throw BackfillError.countTimedOut(pass: pass)
+        }
+    }
+
+    /// The setting that keeps the backfill's own counts of the rows still to convert on one
+    /// process. The count reads the whole table; with the server's parallel workers (two by
+    /// default for a table of any size) it would take three processes at once, every core of
+    /// a small server, away from the live load and from the backfill's own batches. The
+    /// counts of `phase status` and of contract's check, which an operator waits for, keep
+    /// them.
+    static let countOnOneCore = "SET LOCAL max_parallel_workers_per_gather = 0"
+
+    /// ``remaining(on:)`` in a transaction of its own, on one process (``countOnOneCore``),
+    /// under `timeout` (nil: the session's statement timeout).
+    private func remainingOnOneCore(on connection: PostgresConnection, timeout: Duration?) throws -> Int64 {
+        try connection.withTransaction { connection in
+            var settings = Self.countOnOneCore
+            if let timeout {
+                settings += "; SET LOCAL statement_timeout = '\(Int64((timeout / .milliseconds(1)).rounded(.up)))ms'"
+            }
+            try connection.execute(unsafeSQL: settings)
+            return try remaining(on: connection)
         }
     }
 

@@ -94,7 +94,7 @@ final class BackgroundRemainingCount: Sendable {
         }
         let clock = ContinuousClock()
         let began = clock.now
-        try send { try session.execute(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") }
+        try send { try session.execute(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; " + BackfillEngine.countOnOneCore) }
         defer { if session.isConnected { _ = try? session.execute(unsafeSQL: "ROLLBACK") } }
         // The first read takes the snapshot both share.
         let converted = try send {

@@ -113,7 +113,7 @@ struct DeclarativeCompilerTests {
         let batch = try #require(compiled.fileTexts["compiled/backfill_batch.sql"])
         #expect(batch.contains("(w.tenant_id, w.id) >= ((SELECT tenant_id FROM lower_key), (SELECT id FROM lower_key))"))
         #expect(batch.contains("(w.tenant_id, w.id) <= ((SELECT tenant_id FROM upper_key), (SELECT id FROM upper_key))"))
-        #expect(batch.contains("ORDER BY w.tenant_id, w.id\n     LIMIT CAST($2 AS integer)"))
+        #expect(batch.contains("ORDER BY w.tenant_id, w.id\n    OFFSET greatest(CAST($2 AS integer) - 1, 0) LIMIT 1"))
         #expect(batch.contains("(t.tenant_id, t.id) >= ((SELECT tenant_id FROM lower_key), (SELECT id FROM lower_key))"))
         #expect(batch.contains("(t.tenant_id, t.id) <= ((SELECT tenant_id FROM batch_end), (SELECT id FROM batch_end))"))
         #expect(batch.contains("(t.tenant_id, t.id) <> ((SELECT tenant_id FROM cursor_key), (SELECT id FROM cursor_key))"))
@@ -123,8 +123,13 @@ struct DeclarativeCompilerTests {
                                + "           jsonb_populate_record(base.cutover_row, CAST($1 AS text)::jsonb) AS k"))
         #expect(!batch.contains("NULL::sales.items"))
         #expect(batch.contains("jsonb_build_object('tenant_id', l.tenant_id, 'id', l.id)::text"))
-        #expect(batch.contains("ORDER BY b.tenant_id DESC, b.id DESC LIMIT 1"))
+        #expect(batch.contains("ORDER BY w.tenant_id DESC, w.id DESC LIMIT 1"))
         #expect(batch.contains("FOR UPDATE OF t SKIP LOCKED"))
+        let direct = try #require(compiled.fileTexts["compiled/backfill_batch_direct.sql"])
+        #expect(direct.contains("UPDATE sales.items AS t\n       SET amount_cents = t.amount_cents\n"
+                                + "     WHERE (t.tenant_id, t.id) >= ((SELECT tenant_id FROM lower_key), (SELECT id FROM lower_key))\n"
+                                + "       AND (t.tenant_id, t.id) <= ((SELECT tenant_id FROM batch_end), (SELECT id FROM batch_end))"))
+        #expect(!direct.contains("SKIP LOCKED"))
         #expect(compiled.plan.table == "sales.items")
         #expect(compiled.fileTexts["compiled/expand.sql"]?.contains("CREATE OR REPLACE FUNCTION cutover.sales_items_sync()") == true)
     }

@@ -68,7 +68,7 @@ extension PlanCompiler {
             )
             SELECT (SELECT \(parts.lastKey) FROM batch_end AS l) AS last_key,
                    (SELECT count(*) FROM converted WHERE filled) AS converted,
-                   (SELECT count(*) FROM walked) AS scanned,
+                   \(parts.scanned) AS scanned,
                    (SELECT count(*) FROM pending) - (SELECT count(*) FROM locked) AS skipped
             """
         return CompiledFile("compiled/backfill_batch.sql", purpose: purpose,
@@ -105,7 +105,7 @@ extension PlanCompiler {
             )
             SELECT (SELECT \(parts.lastKey) FROM batch_end AS l) AS last_key,
                    (SELECT count(*) FROM converted WHERE filled) AS converted,
-                   (SELECT count(*) FROM walked) AS scanned,
+                   \(parts.scanned) AS scanned,
                    CAST(0 AS bigint) AS skipped
             """
         return CompiledFile("compiled/backfill_batch_direct.sql", purpose: """
@@ -119,7 +119,7 @@ extension PlanCompiler {
     /// The parts both batch statements share: the walk of the batch's keys, the columns they set,
     /// the session mark and what counts as converted.
     private struct BatchParts {
-        /// `WITH cursor_key AS (…), lower_key …, upper_key …, walked …, batch_end AS (…)`.
+        /// `WITH cursor_key AS (…), lower_key …, upper_key …, nth_key …, batch_end AS (…)`.
         let walk: String
         /// The `SET` list.
         let sets: String
@@ -129,6 +129,9 @@ extension PlanCompiler {
         let filled: String
         /// The batch's last key as JSON text, over `batch_end AS l`.
         let lastKey: String
+        /// The keys the batch walked: the batch size when that many remained, otherwise those
+        /// up to its last key, counted only then.
+        let scanned: String
         private let key: [String]
 
         init(_ compiler: PlanCompiler) {
@@ -136,6 +139,7 @@ extension PlanCompiler {
             key = compiler.plan.key.map(SQLName.identifier)
             let key = self.key
             let walkedKey = key.map { "w." + $0 }
+            let walkRange = { (indent: String) in Self.range(key, alias: "w", upper: "upper_key", joinedBy: "\n" + indent + "AND ") }
             lastKey = "jsonb_build_object(" + zip(compiler.plan.key, key).map { "\(SQLName.literal($0)), l.\($1)" }.joined(separator: ", ") + ")::text"
             sets = compiler.targets.flatMap { target in
                 zip(target.columns, target.functions).map { column, function in
@@ -148,6 +152,9 @@ extension PlanCompiler {
             // An uncorrelated subquery runs once, before the first row is updated and its trigger fires.
             mark = compiler.targets.contains(where: \.isFilledByTrigger)
                 ? "\n       AND (SELECT set_config(\(SQLName.literal(SyncTrigger.backfillSetting)), 'on', true)) = 'on'" : ""
+            scanned = "CASE WHEN EXISTS (SELECT FROM nth_key) THEN CAST(greatest(CAST($2 AS integer), 1) AS bigint)\n"
+                + "            ELSE (SELECT count(*) FROM \(table.sql) AS w\n"
+                + "                   WHERE \(Self.range(key, alias: "w", upper: "batch_end", joinedBy: "\n                     AND "))) END"
             filled = "NOT (" + compiler.targets.map { PlanCompiler.allNull($0.columns, alias: "t") }.joined(separator: " AND ") + ")"
             // The bounds are index conditions on the key's btree whatever the parameters, so a batch
             // reads from its cursor on and stops at its range's end: with no cursor the range begins
@@ -165,26 +172,32 @@ extension PlanCompiler {
                     UNION ALL
                     (SELECT \(key.map { "f." + $0 }.joined(separator: ", ")) FROM \(table.sql) AS f WHERE CAST($3 AS text) IS NULL
                       ORDER BY \(key.map { "f.\($0) DESC" }.joined(separator: ", ")) LIMIT 1)
-                ), walked AS (
+                ), nth_key AS (
                     SELECT \(walkedKey.joined(separator: ", ")) FROM \(table.sql) AS w
-                     WHERE \(Self.tuple(walkedKey)) >= \(Self.bound(key, "lower_key"))
-                       AND \(Self.tuple(walkedKey)) <= \(Self.bound(key, "upper_key"))
-                       AND (CAST($1 AS text) IS NULL OR \(Self.tuple(walkedKey)) <> \(Self.bound(key, "cursor_key")))
+                     WHERE \(walkRange("       "))
                      ORDER BY \(walkedKey.joined(separator: ", "))
-                     LIMIT CAST($2 AS integer)
+                    OFFSET greatest(CAST($2 AS integer) - 1, 0) LIMIT 1
                 ), batch_end AS (
-                    SELECT \(key.map { "b." + $0 }.joined(separator: ", ")) FROM walked AS b
-                     ORDER BY \(key.map { "b.\($0) DESC" }.joined(separator: ", ")) LIMIT 1
+                    SELECT \(key.map { "n." + $0 }.joined(separator: ", ")) FROM nth_key AS n
+                    UNION ALL
+                    (SELECT \(walkedKey.joined(separator: ", ")) FROM \(table.sql) AS w
+                      WHERE NOT EXISTS (SELECT FROM nth_key)
+                        AND \(walkRange("        "))
+                      ORDER BY \(key.map { "w.\($0) DESC" }.joined(separator: ", ")) LIMIT 1)
                 )
                 """
         }
 
         /// The batch's keys, over `alias`: from the cursor (left out) or the table's first key
         /// through the batch's last, index conditions on the key's btree.
-        func range(alias: String) -> String {
-            let keyed = Self.tuple(key.map { alias + "." + $0 })
-            return "\(keyed) >= \(Self.bound(key, "lower_key"))\n       AND \(keyed) <= \(Self.bound(key, "batch_end"))"
-                + "\n       AND (CAST($1 AS text) IS NULL OR \(keyed) <> \(Self.bound(key, "cursor_key")))"
+        func range(alias: String) -> String { Self.range(key, alias: alias, upper: "batch_end", joinedBy: "\n       AND ") }
+
+        /// The keys from the cursor (left out) or the table's first key through `upper`'s, over
+        /// `alias`, its three conditions joined by `separator`.
+        private static func range(_ key: [String], alias: String, upper: String, joinedBy separator: String) -> String {
+            let keyed = tuple(key.map { alias + "." + $0 })
+            return ["\(keyed) >= \(bound(key, "lower_key"))", "\(keyed) <= \(bound(key, upper))",
+                    "(CAST($1 AS text) IS NULL OR \(keyed) <> \(bound(key, "cursor_key")))"].joined(separator: separator)
         }
 
         private static func tuple(_ names: [String]) -> String {

@@ -23,16 +23,22 @@ WITH cursor_key AS (
     UNION ALL
     (SELECT f.id FROM users AS f WHERE CAST($3 AS text) IS NULL
       ORDER BY f.id DESC LIMIT 1)
-), walked AS (
+), nth_key AS (
     SELECT w.id FROM users AS w
      WHERE w.id >= (SELECT id FROM lower_key)
        AND w.id <= (SELECT id FROM upper_key)
        AND (CAST($1 AS text) IS NULL OR w.id <> (SELECT id FROM cursor_key))
      ORDER BY w.id
-     LIMIT CAST($2 AS integer)
+    OFFSET greatest(CAST($2 AS integer) - 1, 0) LIMIT 1
 ), batch_end AS (
-    SELECT b.id FROM walked AS b
-     ORDER BY b.id DESC LIMIT 1
+    SELECT n.id FROM nth_key AS n
+    UNION ALL
+    (SELECT w.id FROM users AS w
+      WHERE NOT EXISTS (SELECT FROM nth_key)
+        AND w.id >= (SELECT id FROM lower_key)
+        AND w.id <= (SELECT id FROM upper_key)
+        AND (CAST($1 AS text) IS NULL OR w.id <> (SELECT id FROM cursor_key))
+      ORDER BY w.id DESC LIMIT 1)
 ), pending AS (
     SELECT t.ctid FROM users AS t
      WHERE t.id >= (SELECT id FROM lower_key)
@@ -51,5 +57,9 @@ WITH cursor_key AS (
 )
 SELECT (SELECT jsonb_build_object('id', l.id)::text FROM batch_end AS l) AS last_key,
        (SELECT count(*) FROM converted WHERE filled) AS converted,
-       (SELECT count(*) FROM walked) AS scanned,
+       CASE WHEN EXISTS (SELECT FROM nth_key) THEN CAST(greatest(CAST($2 AS integer), 1) AS bigint)
+            ELSE (SELECT count(*) FROM users AS w
+                   WHERE w.id >= (SELECT id FROM lower_key)
+                     AND w.id <= (SELECT id FROM batch_end)
+                     AND (CAST($1 AS text) IS NULL OR w.id <> (SELECT id FROM cursor_key))) END AS scanned,
        (SELECT count(*) FROM pending) - (SELECT count(*) FROM locked) AS skipped;

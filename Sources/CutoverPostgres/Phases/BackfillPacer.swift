@@ -189,7 +189,9 @@ final class BackfillPacer: @unchecked Sendable {
     func afterBatch(_ clearance: Clearance, time batchTime: Duration, endedRange: Bool, on connection: PostgresConnection,
                     progress current: inout BackfillEngine.Progress) throws -> Duration {
         let pause = locked { $0.record(rows: clearance.batchSize, time: batchTime, endedRange: endedRange) }
-        // Another worker checking now has the monitor; this batch's lag after it is then not measured.
+        // Another worker checking now has the monitor; this batch's lag after it is then not
+        // measured. Nor is it when no standby streamed before the batch: one that begins to
+        // stream during it is measured before the next.
         if let monitor, let before = clearance.measuredAt, locked({ $0.takeTurnIfFree() }) {
             defer {
                 locked { pace in
@@ -197,9 +199,11 @@ final class BackfillPacer: @unchecked Sendable {
                     condition.broadcast()
                 }
             }
-            let lag = try monitor.measure(on: connection).map(\.lag).max()
-            let span = monitor.measuredAt.map { $0 - before } ?? .zero
-            locked { $0.measured(lagAfter: lag, span: span) }
+            if monitor.sawStandbys {
+                let lag = try monitor.measure(on: connection).map(\.lag).max()
+                let span = monitor.measuredAt.map { $0 - before } ?? .zero
+                locked { $0.measured(lagAfter: lag, span: span) }
+            }
         }
         apply(to: &current)
         return pause

@@ -34,6 +34,8 @@ package final class StandbyLagMonitor {
     private var lastNotice: ContinuousClock.Instant?
     /// When the last measurement was taken: the instant its lags are ages at.
     private(set) var measuredAt: ContinuousClock.Instant?
+    /// Whether the last measurement found a standby streaming from the primary.
+    private(set) var sawStandbys = false
     private static let maximumNoted = 100_000
 
     package init(ceiling: ReplicaLagCeiling, log: @escaping (String) -> Void) {
@@ -43,10 +45,17 @@ package final class StandbyLagMonitor {
 
     /// Notes the primary's WAL position now and returns the lag of every standby waited for.
     package func measure(on connection: PostgresConnection) throws -> [Lag] {
-        let position = try connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")[0].decode(String.self, "lsn")
-        let rows = try StandbyReplication.list(upstream: "primary", on: connection).filter(\.isStandby)
+        // One exchange when no WAL sender runs, as on a server without standbys: the list of
+        // them, which reads every session's activity, only when there is one to list.
+        let here = try connection.query("""
+            SELECT pg_current_wal_insert_lsn()::text AS lsn, EXISTS (SELECT FROM pg_stat_replication) AS senders
+            """)[0]
+        let position = try here.decode(String.self, "lsn")
+        let rows = try here.decode(Bool.self, "senders")
+            ? try StandbyReplication.list(upstream: "primary", on: connection).filter(\.isStandby) : []
         let now = clock.now
         measuredAt = now
+        sawStandbys = !rows.isEmpty
         if let position = WALPosition(text: position), noted.last?.position != position {
             noted.append((position, now))
             if noted.count > Self.maximumNoted { noted.removeFirst(noted.count - Self.maximumNoted) }

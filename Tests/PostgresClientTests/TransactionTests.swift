@@ -37,6 +37,30 @@ struct TransactionTests {
         #expect(isolation == "serializable")
     }
 
+    /// Settings sent with BEGIN hold in the transaction and end with it; one the server refuses
+    /// is thrown, with the transaction rolled back and the body never run.
+    @Test func settingsSentWithBeginHoldForTheTransactionOnly() async throws {
+        let (inside, after, refused, ran, stateAfterRefusal) = try await withConnection { connection in
+            let inside = try connection.withTransaction(settings: "SET LOCAL lock_timeout = '7ms'; SET LOCAL work_mem = '5MB'") {
+                try $0.query("SELECT current_setting('lock_timeout') || ' ' || current_setting('work_mem') AS s")[0].decode(String.self, "s")
+            }
+            let after = try connection.query("SELECT current_setting('lock_timeout') AS s")[0].decode(String.self, "s")
+            var refused: PostgresError?
+            var ran = false
+            do {
+                try connection.withTransaction(settings: "SET LOCAL lock_timeout = 'soon'") { _ in ran = true }
+            } catch let error as PostgresError {
+                refused = error
+            }
+            return (inside, after, refused, ran, connection.transactionState)
+        }
+        #expect(inside == "7ms 5MB")
+        #expect(after == "0")
+        #expect(refused?.sqlState == .invalidParameterValue, "\(String(describing: refused))")
+        #expect(!ran)
+        #expect(stateAfterRefusal == .idle)
+    }
+
     @Test func aBodyThatThrowsRollsBackAndItsErrorIsTheOneThrown() async throws {
         struct Refusal: Error, Equatable {}
         let (thrown, state) = try await withConnection { connection -> (Bool, PostgresConnection.TransactionState) in

@@ -476,18 +476,18 @@ public struct BackfillEngine: Sendable {
         let timeout = max(1, Int64((lockTimeout / .milliseconds(1)).rounded(.up)))
         var binds = [cursor.postgresBind, size.postgresBind]
         if isBatchBounded { binds.append(span.upper.postgresBind) }
-        return try connection.withTransaction { connection in
-            // A plan for each batch's own cursor: the batch statement is prepared, and a generic
-            // plan, blind to the cursor, reads the whole table for every batch.
-            // Asynchronous commit: a batch and its cursor commit or vanish together, so a batch
-            // that a crash loses before its WAL reached disk is simply converted again on resume,
-            // and the next durable commit (the runner's record of the step, any save) flushes
-            // the WAL of every batch before it. Not waiting for each batch's flush is part of
-            // what lets a backfill keep up with one set-based UPDATE.
-            try connection.execute(unsafeSQL: """
-                SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
-                SET LOCAL synchronous_commit = off
-                """)
+        // A plan for each batch's own cursor: the batch statement is prepared, and a generic
+        // plan, blind to the cursor, reads the whole table for every batch.
+        // Asynchronous commit: a batch and its cursor commit or vanish together, so a batch
+        // that a crash loses before its WAL reached disk is simply converted again on resume,
+        // and the next durable commit (the runner's record of the step, any save) flushes
+        // the WAL of every batch before it. Not waiting for each batch's flush is part of
+        // what lets a backfill keep up with one set-based UPDATE.
+        let settings = """
+            SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
+            SET LOCAL synchronous_commit = off
+            """
+        return try connection.withTransaction(settings: settings) { connection in
             let rows = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds))
             let row = rows[0]
             let lastKey = try row.decode(String?.self, "last_key")

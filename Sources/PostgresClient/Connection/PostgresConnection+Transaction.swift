@@ -23,15 +23,25 @@ extension PostgresConnection {
     ///     try connection.query("UPDATE drafts SET revision = revision + 1 WHERE id = \(id)")
     /// }
     /// ```
+    ///
+    /// - Parameter settings: `SET LOCAL` statements (or any others) sent with `BEGIN` in the
+    ///   same exchange, so that settings for the transaction cost no round trip of their own;
+    ///   their failure rolls the transaction back and is thrown. Raw SQL: never build it from
+    ///   values.
     @discardableResult
-    public func withTransaction<T>(isolation: IsolationLevel = .readCommitted,
+    public func withTransaction<T>(isolation: IsolationLevel = .readCommitted, settings unsafeSettings: String? = nil,
                                    _ body: (PostgresConnection) throws -> T) throws -> T {
         guard transactionState == .idle else {
             throw PostgresError(code: .invalidArgument,
                                 message: "cannot begin a transaction: the connection is already in one")
         }
         let begin = isolation == .readCommitted ? "BEGIN" : "BEGIN ISOLATION LEVEL \(isolation.rawValue)"
-        try execute(unsafeSQL: begin)
+        do {
+            try execute(unsafeSQL: unsafeSettings.map { begin + "; " + $0 } ?? begin)
+        } catch {
+            rollbackAfterFailure()
+            throw error
+        }
         let value: T
         do {
             value = try body(self)

@@ -390,14 +390,11 @@ public struct BackfillEngine: Sendable {
     /// ``remaining(on:)`` in a transaction of its own, on one process (``countOnOneCore``),
     /// under `timeout` (nil: the session's statement timeout).
     private func remainingOnOneCore(on connection: PostgresConnection, timeout: Duration?) throws -> Int64 {
-        try connection.withTransaction { connection in
-            var settings = Self.countOnOneCore
-            if let timeout {
-                settings += "; SET LOCAL statement_timeout = '\(Int64((timeout / .milliseconds(1)).rounded(.up)))ms'"
-            }
-            try connection.execute(unsafeSQL: settings)
-            return try remaining(on: connection)
+        var settings = Self.countOnOneCore
+        if let timeout {
+            settings += "; SET LOCAL statement_timeout = '\(Int64((timeout / .milliseconds(1)).rounded(.up)))ms'"
         }
+        return try connection.withTransaction(settings: settings) { try remaining(on: $0) }
     }
 
     /// Takes a count of `remaining` rows still to convert, `converted` rows converted, into the
@@ -460,8 +457,8 @@ public struct BackfillEngine: Sendable {
                   on connection: PostgresConnection) throws -> (lastKey: String?, converted: Int64, skipped: Int64?) {
         if let directBatchSQL, directBatches.isNextDirect() {
             do {
-                return try runBatch(directBatchSQL, lockTimeout: directBatches.wait(atMost: options.rowLockWait), after: cursor, size: size, in: span,
-                                    report: report, on: connection)
+                return try runBatch(directBatchSQL, lockTimeout: directBatches.wait(atMost: options.rowLockWait), after: cursor,
+                                    size: size, in: span, report: report, on: connection)
             } catch let error as PostgresError where error.sqlState == .lockNotAvailable && connection.transactionState == .idle {
                 directBatches.waitRanOut()
             }

@@ -9,7 +9,10 @@ struct QueryTests {
 
     private func withConnection<T: Sendable>(preparing statements: PostgresConfiguration.PreparedStatements = .unnamed,
                                              _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await Self.database.value.withConnection(preparing: statements, body)
+        let database = try await Self.database.value
+        var configuration = database.configuration()
+        configuration.preparedStatements = statements
+        return try await onThread { [configuration] in try body(try PostgresConnection(configuration: configuration)) }
     }
 
     @Test func aDuplicateKeySurfacesSQLState23505WithTheConstraint() async throws {

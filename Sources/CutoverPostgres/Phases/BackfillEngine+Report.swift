@@ -17,18 +17,12 @@ extension BackfillEngine {
     /// progress has a ``Progress/holdReason``, `heldSince` is when the backfill began to be held,
     /// kept from the report before for as long as it stays held.
     func write(_ report: Report, converted: Int64, batchSize: Int64, recordsBatch: Bool, on connection: PostgresConnection) throws {
-        try connection.query(writing(report, converted: converted, batchSize: batchSize, recordsBatch: recordsBatch))
-    }
-
-    /// The statement of ``write(_:converted:batchSize:recordsBatch:on:)``, for a batch's
-    /// transaction to send with its other closing statements.
-    func writing(_ report: Report, converted: Int64, batchSize: Int64, recordsBatch: Bool) -> PostgresQuery {
         let progress = report.progress
         let milliseconds = { (duration: Duration) in DurationText.milliseconds(in: duration) }
         let elapsed = milliseconds(report.elapsed)
         // Up to the start of this batch: its own rows are in `converted`, its time not yet in `elapsed`.
         let rate = elapsed > 0 ? Int64((Double(progress.convertedThisRun) * 1000 / Double(elapsed)).rounded()) : 0
-        return """
+        try connection.query("""
             UPDATE cutover.phase_history
                SET details = details || jsonb_build_object('backfill', jsonb_build_object(
                        'converted', \(progress.converted + converted), 'convertedBefore', \(progress.convertedBefore),
@@ -45,6 +39,6 @@ extension BackfillEngine {
                        'updatedAt', CASE WHEN CAST(\(recordsBatch) AS boolean) THEN to_jsonb(clock_timestamp())
                                          ELSE coalesce(details #> '{backfill,updatedAt}', to_jsonb(clock_timestamp())) END))
              WHERE id = \(report.attempt)
-            """
+            """)
     }
 }

@@ -480,28 +480,28 @@ public struct BackfillEngine: Sendable {
         // and the next durable commit (the runner's record of the step, any save) flushes
         // the WAL of every batch before it. Not waiting for each batch's flush is part of
         // what lets a backfill keep up with one set-based UPDATE.
-        // Two exchanges, not one for each statement: BEGIN, the settings and the batch; then the
-        // cursor, the report and COMMIT.
-        let settings = ["SET LOCAL lock_timeout = '\(timeout)ms'", "SET LOCAL plan_cache_mode = force_custom_plan",
-                        "SET LOCAL synchronous_commit = off"]
-        return try connection.pipelinedTransaction(settings: settings, opening: PostgresQuery(unsafeSQL: sql, binds: binds)) { rows in
+        let settings = """
+            SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
+            SET LOCAL synchronous_commit = off
+            """
+        return try connection.withTransaction(settings: settings) { connection in
+            let rows = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds))
             let row = rows[0]
             let lastKey = try row.decode(String?.self, "last_key")
             let converted = try row.decode(Int64.self, "converted")
             let skipped = rows.columns.contains { $0.name == "skipped" } ? try row.decode(Int64.self, "skipped") : nil
-            var closing: [PostgresQuery]
             switch span {
             case .whole:
-                closing = ["""
+                try connection.query("""
                     UPDATE cutover.migration_state
                        SET backfill_cursor = \(lastKey), backfill_converted = backfill_converted + \(converted), updated_at = now()
                      WHERE plan = \(plan)
-                    """]
+                    """)
             case .range(let number, _):
-                closing = BackfillRanges.recording(plan: plan, range: number, lastKey: lastKey, converted: converted)
+                try BackfillRanges.record(plan: plan, range: number, lastKey: lastKey, converted: converted, on: connection)
             }
-            if let report { closing.append(writing(report, converted: converted, batchSize: Int64(size), recordsBatch: true)) }
-            return ((lastKey, converted, skipped), closing)
+            if let report { try write(report, converted: converted, batchSize: Int64(size), recordsBatch: true, on: connection) }
+            return (lastKey, converted, skipped)
         }
     }
 }

@@ -97,23 +97,21 @@ struct BackfillRanges {
             """)
     }
 
-    /// The statements that record a batch of range `number` inside its transaction: the
-    /// range's cursor moves to `lastKey` (the range is done when it is nil) and the plan's rows
-    /// converted grow.
-    static func recording(plan: String, range number: Int, lastKey: String?, converted: Int64) -> [PostgresQuery] {
-        [
-            """
+    /// A batch of range `number`, inside its transaction: the range's cursor moves to
+    /// `lastKey` (the range is done when it is nil) and the plan's rows converted grow.
+    static func record(plan: String, range number: Int, lastKey: String?, converted: Int64,
+                       on connection: PostgresConnection) throws {
+        try connection.query("""
             UPDATE cutover.backfill_ranges
                SET cursor_key = coalesce(\(lastKey), cursor_key), is_done = CAST(\(lastKey) AS text) IS NULL,
                    converted = converted + \(converted), updated_at = now()
              WHERE plan = \(plan) AND range_no = \(Int32(number))
-            """,
-            // Last, so that the plan's row, which every worker's batch updates, is held the least.
-            """
+            """)
+        // Last, so that the plan's row, which every worker's batch updates, is held the least.
+        try connection.query("""
             UPDATE cutover.migration_state SET backfill_converted = backfill_converted + \(converted), updated_at = now()
              WHERE plan = \(plan)
-            """,
-        ]
+            """)
     }
 
     /// Forgets `plan`'s ranges: its backfill finished, or the plan went back to baseline.

@@ -137,15 +137,6 @@ public struct TestDatabase: Sendable {
         try PostgresConnection(configuration: configuration(applicationName: applicationName))
     }
 
-    /// Runs `body` on a thread of its own with a new connection to this database, whose
-    /// statements are sent as `statements` says.
-    public func withConnection<T: Sendable>(preparing statements: PostgresConfiguration.PreparedStatements = .unnamed,
-                                            _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        var configuration = configuration()
-        configuration.preparedStatements = statements
-        return try await onThread { [configuration] in try body(try PostgresConnection(configuration: configuration)) }
-    }
-
     /// Ends the server process `pid` as an administrator would (`pg_terminate_backend`, waiting
     /// up to 5 s for it to go), from a connection of its own; true when it went.
     public func terminateBackend(_ pid: Int32) async throws -> Bool {

@@ -42,7 +42,7 @@ extension PostgresConnection {
     }
 
     /// Waits until the socket is ready for `events` or the deadline passes; false on timeout.
-    func wait(for events: Int16, until deadline: ContinuousClock.Instant) -> Bool {
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant) -> Bool {
         var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
         while true {
             let left = deadline - ContinuousClock.now
@@ -55,7 +55,7 @@ extension PostgresConnection {
     }
 
     /// Cuts a connection whose server did not answer in time.
-    func giveUp(after limit: Duration) -> OpaquePointer? {
+    private func giveUp(after limit: Duration) -> OpaquePointer? {
         responseTimedOut = limit
         shutdown(PQsocket(handle), Int32(SHUT_RDWR))
         _ = PQconsumeInput(handle)

@@ -44,15 +44,6 @@ extension PostgresConnection {
     /// left open (none should be: the Sync ends the implicit one); waits for the server as it
     /// needs to.
     func leavePipeline() {
-        drainPipeline()
-        if PQstatus(handle) == CONNECTION_OK, transactionState == .failedTransaction || transactionState == .inTransaction {
-            if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
-        }
-    }
-
-    /// Reads to the end of the pipeline and leaves pipeline mode, leaving any transaction
-    /// block as it is; waits for the server as it needs to.
-    func drainPipeline() {
         if PQisnonblocking(handle) == 1 { _ = PQsetnonblocking(handle, 0) }
         while PQstatus(handle) == CONNECTION_OK, PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
             guard let result = PQgetResult(handle) else {
@@ -63,6 +54,9 @@ extension PostgresConnection {
         }
         if PQstatus(handle) == CONNECTION_OK, PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
             _ = PQexitPipelineMode(handle)
+        }
+        if PQstatus(handle) == CONNECTION_OK, transactionState == .failedTransaction || transactionState == .inTransaction {
+            if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
         }
     }
 }

@@ -97,7 +97,7 @@ extension PostgresConnection {
 
     /// Rolls back after `body` failed. A failure here is not reported: the caller gets
     /// `body`'s error, and a connection left broken is noticed by its owner.
-    func rollbackAfterFailure() {
+    private func rollbackAfterFailure() {
         guard PQstatus(handle) == CONNECTION_OK, transactionState != .idle else { return }
         if let result = exchange(sending: { PQsendQuery(handle, "ROLLBACK") }, blocking: { PQexec(handle, "ROLLBACK") }) {
             PQclear(result)

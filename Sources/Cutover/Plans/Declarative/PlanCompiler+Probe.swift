@@ -10,8 +10,8 @@ extension PlanCompiler {
         let probe = Self.probeTable
         // The copy is made from the catalog, not by LIKE, so that the probe takes no lock on the
         // table: a session holding it (or an expand waiting for it) must not fail the check.
-        var statements = [ProbeStatement(subject: "the table \(table.sql)", sql: """
-            DO $probe$
+        var statements = [ProbeStatement(subject: "the table \(table.sql)", sql: "DO " + SQLName.dollarQuoted("""
+
             DECLARE
                 columns text;
             BEGIN
@@ -22,8 +22,8 @@ extension PlanCompiler {
                 END IF;
                 EXECUTE 'CREATE TEMP TABLE cutover_expression_probe (' || columns || ') ON COMMIT DROP';
             END
-            $probe$
-            """)]
+
+            """, tag: "probe"))]
         statements.append(.init(subject: "the key (\(plan.key.joined(separator: ", ")))",
                                 sql: "SELECT \(Self.list(plan.key)) FROM \(probe) ORDER BY \(Self.list(plan.key)) LIMIT 0"))
         for (column, _) in addedColumns {
@@ -55,8 +55,8 @@ extension PlanCompiler {
                 let pairs = zip(columns, references.columns).map { own, referenced in
                     "(\(SQLName.literal(own)), \(SQLName.literal(referenced)))"
                 }.joined(separator: ", ")
-                statements.append(.init(subject: "the foreign key \(constraint.name)", sql: """
-                    DO $probe$
+                statements.append(.init(subject: "the foreign key \(constraint.name)", sql: "DO " + SQLName.dollarQuoted("""
+
                     BEGIN
                         IF (SELECT count(*) FROM (VALUES \(pairs)) AS k (own, referenced)
                               JOIN pg_attribute AS o ON o.attrelid = to_regclass('\(probe)') AND o.attname = k.own
@@ -66,8 +66,8 @@ extension PlanCompiler {
                             RAISE EXCEPTION 'the referenced columns of % do not exist there with the same types', \(SQLName.literal(references.table.sql));
                         END IF;
                     END
-                    $probe$
-                    """))
+
+                    """, tag: "probe")))
             case .notNull(let column):
                 statements.append(.init(subject: "NOT NULL of \(column)",
                                         sql: "ALTER TABLE \(probe) ALTER COLUMN \(SQLName.identifier(column)) SET NOT NULL"))

@@ -15,8 +15,7 @@ extension PlanCompiler {
             CompiledStatement("CREATE VIEW \(view)\(isInvoker ? " WITH (security_invoker = true)" : "") AS SELECT * FROM \(table.sql)",
                               lock: .accessShare, work: .catalog, note: "a new view; reads and writes of the table go on")
         }
-        let grants = CompiledStatement("""
-            DO $grants$
+        let grantsBlock = """
             DECLARE
                 granted record;
             BEGIN
@@ -29,8 +28,9 @@ extension PlanCompiler {
                     EXECUTE format('GRANT %s ON %s TO %s', granted.privilege_type, \(SQLName.literal(view)), granted.grantee);
                 END LOOP;
             END
-            $grants$
-            """, lock: nil, work: .catalog, note: "the table's grants, given on the view")
+            """
+        let grants = CompiledStatement("DO " + SQLName.dollarQuoted("\n" + grantsBlock + "\n", tag: "grants"),
+                                       lock: nil, work: .catalog, note: "the table's grants, given on the view")
         let purpose = "Expand: the new name, a view of the table that new writers use; old writers keep the table."
         let expand = [
             CompiledFile("compiled/expand.sql", purpose: purpose + "\nFrom PostgreSQL 15: the view runs with its caller's rights.",

@@ -74,14 +74,12 @@ struct RowFunction: Sendable, Hashable {
         // NUL never reaches the server in SQL text, so it cannot clash with a plan's own text.
         let marker = "\u{0}table\u{0}"
         let statements = definitions.map { definition in
-            "    EXECUTE pg_catalog.format($definition$\n"
-                + definition(marker).replacing("%", with: "%%").replacing(marker, with: "%1$s")
-                + "\n    $definition$, qualified);"
+            let text = definition(marker).replacing("%", with: "%%").replacing(marker, with: "%1$s")
+            return "    EXECUTE pg_catalog.format(" + SQLName.dollarQuoted("\n" + text + "\n    ", tag: "definition") + ", qualified);"
         }
         // A name may hold a line break in its quotes; the comment must not end there.
         let listed = String(names.joined(separator: ", ").map { $0.isNewline ? " " : $0 })
-        return """
-            DO $pinned$
+        let block = """
             -- makes \(listed) under search_path \(pinnedSearchPath)
             DECLARE
                 saved text := pg_catalog.current_setting('search_path');
@@ -93,7 +91,7 @@ struct RowFunction: Sendable, Hashable {
             \(statements.joined(separator: "\n"))
                 PERFORM pg_catalog.set_config('search_path', saved, true);
             END
-            $pinned$
             """
+        return "DO " + SQLName.dollarQuoted("\n" + block + "\n", tag: "pinned")
     }
 }

@@ -20,6 +20,19 @@ enum SQLName {
         "'" + text.replacing("'", with: "''") + "'"
     }
 
+    /// `body` between dollar quotes of a tag it does not hold: `$tag$…$tag$`, or `$tag_1$…$tag_1$`
+    /// when it holds `$tag$`, and so on. A plan's names, literals and expressions may hold any
+    /// text, a tag included; a body that held it would end early and run the rest as SQL.
+    static func dollarQuoted(_ body: String, tag: String) -> String {
+        var quote = "$\(tag)$"
+        var suffix = 0
+        while body.contains(quote) {
+            suffix += 1
+            quote = "$\(tag)_\(suffix)$"
+        }
+        return quote + body + quote
+    }
+
     /// A made-up name from `parts` joined by `_`, cut to 63 bytes with a hash when longer.
     static func derived(_ parts: String...) -> String {
         let whole = parts.joined(separator: "_")

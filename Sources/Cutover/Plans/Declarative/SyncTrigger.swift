@@ -211,14 +211,15 @@ struct SyncTrigger: Sendable, Hashable {
     /// legacy write notes itself where it is found, so that no variable is kept for either.
     func createFunction() -> CompiledStatement {
         let body = groups.map(groupBlock) + fills.map(fillBlock)
-        return CompiledStatement("""
-            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER AS $cutover$
+        let block = """
             BEGIN
             \(body.joined(separator: "\n"))
                 RETURN NEW;
             END
-            $cutover$
+            """
+        return CompiledStatement("""
+            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER AS \(SQLName.dollarQuoted("\n" + block + "\n", tag: "cutover"))
             """, lock: nil, work: .catalog)
     }
 
@@ -243,9 +244,7 @@ struct SyncTrigger: Sendable, Hashable {
     /// record set to now, at most once a second, and the second noted for the session.
     func createNoteFunction() -> CompiledStatement {
         let activity = SQLName.literal(table.sql)
-        return CompiledStatement("""
-            CREATE OR REPLACE FUNCTION \(noteFunction)() RETURNS void
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $cutover$
+        let block = """
             BEGIN
                 PERFORM 1 FROM cutover.legacy_activity
                  WHERE table_name = \(activity) AND last_write_at < now() - interval '1 second'
@@ -255,7 +254,10 @@ struct SyncTrigger: Sendable, Hashable {
                 END IF;
                 PERFORM set_config('\(Self.legacyNotedSetting)', \(noted), false);
             END
-            $cutover$
+            """
+        return CompiledStatement("""
+            CREATE OR REPLACE FUNCTION \(noteFunction)() RETURNS void
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS \(SQLName.dollarQuoted("\n" + block + "\n", tag: "cutover"))
             """, lock: nil, work: .catalog)
     }
 

@@ -85,13 +85,19 @@ struct BackfillDirectBatchTests {
 
     /// The application's transaction holds a row ahead of the batch, then asks for one the batch
     /// has updated: each waits for the other. The batch waits at most half the deadlock timeout
-    /// (10 s here) however long its wait was set to (a minute here), so its wait runs out first:
-    /// the batch is rolled back, and the application's transaction goes on and commits, with no
-    /// deadlock error; the backfill then converts every row. Waiting the whole minute, it would
-    /// have left the server to break the cycle after 10 s by failing one of the two.
+    /// (20 s here) however long its wait was set to (two minutes here), so its wait runs out
+    /// first: the batch is rolled back, and the application's transaction goes on and commits,
+    /// with no deadlock error; the backfill then converts every row. Waiting the whole two
+    /// minutes, it would have left the server to break the cycle after 20 s by failing one of
+    /// the two.
+    ///
+    /// The cycle forms only if the application asks for the row before the batch's wait runs
+    /// out. So that no slow poll can miss it, the application's UPDATE itself asks whether the
+    /// batch is waiting, in the statement that then waits for the row: updating one row proves
+    /// both waited at once.
     @Test func theApplicationNeverLosesADeadlockToTheBatch() async throws {
         let db = try await BackfillEngineTests.expandedTable("backfill_direct_deadlock", rows: 100, width: 3)
-        try await db.sql { try $0.execute(unsafeSQL: "ALTER DATABASE \(db.database.name) SET deadlock_timeout = '10s'") }
+        try await db.sql { try $0.execute(unsafeSQL: "ALTER DATABASE \(db.database.name) SET deadlock_timeout = '20s'") }
         let database = db.database
         let holds = DispatchSemaphore(value: 0)
         let goOn = DispatchSemaphore(value: 0)
@@ -102,19 +108,26 @@ struct BackfillDirectBatchTests {
                 try session.query("SELECT 1 FROM drafts WHERE id = 'draft-080' FOR UPDATE")
                 holds.signal()
                 goOn.wait()
-                // draft-010 comes before draft-080 in key order: the batch holds it, updated.
-                let updated = try session.query("UPDATE drafts SET title = 'Mine' WHERE id = 'draft-010'").affectedRows
+                // draft-010 comes before draft-080 in key order: the batch holds it, updated. The
+                // condition is read once, before the row is reached: if the batch still waits
+                // then, this statement waits for it in turn; if it no longer does, nothing is
+                // updated and the test says so.
+                let updated = try session.query("""
+                    UPDATE drafts SET title = 'Mine'
+                     WHERE id = 'draft-010'
+                       AND EXISTS (SELECT FROM pg_catalog.pg_stat_activity
+                                    WHERE wait_event_type = 'Lock' AND strpos(query, \(Self.directBatch)) > 0)
+                    """).affectedRows
                 try session.execute(unsafeSQL: "COMMIT")
                 return updated
             }
         }
         try await onThread { holds.wait() }
-        let engine = try Self.engine(batchSize: 1_000, rowLockWait: .seconds(60))
+        let engine = try Self.engine(batchSize: 1_000, rowLockWait: .seconds(120))
         let running = Task { try await onThread { try engine.run(on: database.connect()) } }
         try await Self.waitUntilWaitingForALock(running: Self.directBatch, in: db)
         goOn.signal()
-        try await Self.waitUntilWaitingForALock(running: "SET title = 'Mine'", in: db)
-        #expect(try await application.value == 1)
+        #expect(try await application.value == 1, "the batch's wait ran out before the application asked for the row: no cycle formed")
         let progress = try await running.value
         #expect(engine.directBatches.waitsRunOut == 1)
         #expect(progress.converted + progress.convertedByApplication >= 99, "\(progress)")

@@ -91,7 +91,8 @@ struct FailoverTests {
             }
             let configuration = database.configuration(applicationName: "failover-app")
             let pool = PostgresPool(configuration: configuration, maximumConnections: Self.writers)
-            let store = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+            // A save waits for a row as long as the failover may take (see the holder below).
+            let store = try await PostgresDraftStore(pool: pool, lockTimeout: .seconds(600), outcomeFlushInterval: nil)
             let fleet = try await FleetWriterPath.start(configuration: configuration, plan: "drafts", pollInterval: .milliseconds(500))
             let router = SaveRouter(legacy: LegacyDraftAdapter(storage: store), modern: ModernDraftAdapter(storage: store),
                                     following: fleet)
@@ -111,8 +112,29 @@ struct FailoverTests {
             let deadline = ContinuousClock.now + .seconds(120)
             while tally.total < 40 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             try #require(tally.total >= 40, "the writers did not get going")
+            // A session on the primary holds writer 0's draft, so that its next save waits for the
+            // row there: the failover cuts a save in flight, however quickly the saves go. The
+            // holder keeps the lock until its server goes down with the failover.
+            let holder = Task {
+                try await onThread {
+                    let connection = try database.connect(applicationName: "failover-row-holder")
+                    try connection.execute(unsafeSQL: "BEGIN")
+                    try connection.query("SELECT 1 FROM drafts WHERE id = 'failover-0' FOR UPDATE")
+                    try connection.query("SELECT pg_sleep(600)")
+                }
+            }
+            let saveWaits = try await eventually(within: .seconds(120)) {
+                try await onThread {
+                    try database.connect().query("""
+                        SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'failover-app' AND wait_event_type = 'Lock'
+                        """)[0].decode(Int64.self, "n") > 0
+                }
+            }
+            try #require(saveWaits, "writer 0's save never waited for the row the holder has")
             let began = try await onThread { try set.monitorNow() }
             let promoted = try await set.performFailover()
+            let held = await holder.result
+            #expect(throws: PostgresError.self) { try held.get() }
             tally.hasFailedOver.store(true, ordering: .sequentiallyConsistent)
             let problems = try await writing.value
             #expect(problems.isEmpty, "\(problems)")
@@ -126,7 +148,8 @@ struct FailoverTests {
             let state = tally.state.withLock { $0 }
             let outcomes = state.outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("saves through the failover: \(outcomes); \(state.acknowledgedAfterFailover) acknowledged after it")
-            // The failover cut saves in flight or refused new ones for a while.
+            // The failover cut writer 0's save in flight, and perhaps others, or refused new ones
+            // for a while.
             #expect(state.outcomes.keys.contains { $0 == "outcomeUnknown" || $0.hasPrefix("error") }, "\(outcomes)")
             #expect(state.acknowledgedAfterFailover >= Self.writers * 10)
 

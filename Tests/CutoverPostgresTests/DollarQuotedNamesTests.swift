@@ -6,7 +6,7 @@ import Testing
 
 /// A plan whose names and expressions hold the tags the compiler quotes its blocks with
 /// (`$cutover$` in the table's name, `$pinned$` in the legacy column's, `$definition$` in the
-/// modern column's, `$probe$` in a literal of an expression): each block is quoted by a tag it
+/// modern column's, `$probe$` and `$cutover$` in a literal of an expression): each block is quoted by a tag it
 /// does not hold, so that no name or expression can end it early and have the rest run as SQL.
 @Suite("Names and expressions holding the compiler's dollar-quote tags")
 struct DollarQuotedNamesTests {
@@ -14,8 +14,8 @@ struct DollarQuotedNamesTests {
         {"format": 2, "name": "tags", "table": "t$cutover$", "key": "id",
          "operations": [{"alter_column": {"from": "title$pinned$",
            "to": {"name": "doc$definition$", "type": "text"},
-           "up": "title$pinned$ || '$probe$'",
-           "down": "left(doc$definition$, -7)"}}]}
+           "up": "title$pinned$ || '$probe$cutover$'",
+           "down": "left(doc$definition$, -15)"}}]}
         """#
 
     /// The compiled blocks choose other tags than the ones their bodies hold.
@@ -53,9 +53,9 @@ struct DollarQuotedNamesTests {
             let steps = try CompiledSteps.expanded(Self.manifest, on: connection, after: "SELECT 1")
             try connection.execute(unsafeSQL: #"""
                 INSERT INTO "t$cutover$" (id, "title$pinned$") VALUES (10, 'old');
-                INSERT INTO "t$cutover$" (id, "doc$definition$") VALUES (11, 'new$probe$');
+                INSERT INTO "t$cutover$" (id, "doc$definition$") VALUES (11, 'new$probe$cutover$');
                 UPDATE "t$cutover$" SET "title$pinned$" = 'renamed' WHERE id = 1;
-                UPDATE "t$cutover$" SET "doc$definition$" = 'moved$probe$' WHERE id = 2
+                UPDATE "t$cutover$" SET "doc$definition$" = 'moved$probe$cutover$' WHERE id = 2
                 """#)
             let left = try steps.backfill(batchSize: 2)
             let rows = try connection.query(#"""
@@ -65,8 +65,9 @@ struct DollarQuotedNamesTests {
         }
         #expect(probeErrors.isEmpty, "\(probeErrors)")
         #expect(rows == [
-            "1 renamed renamed$probe$", "2 moved moved$probe$", "3 row 3 row 3$probe$", "4 row 4 row 4$probe$",
-            "5 row 5 row 5$probe$", "10 old old$probe$", "11 new new$probe$",
+            "1 renamed renamed$probe$cutover$", "2 moved moved$probe$cutover$", "3 row 3 row 3$probe$cutover$",
+            "4 row 4 row 4$probe$cutover$", "5 row 5 row 5$probe$cutover$", "10 old old$probe$cutover$",
+            "11 new new$probe$cutover$",
         ])
         #expect(left == 0)
     }

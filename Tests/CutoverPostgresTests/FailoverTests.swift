@@ -115,14 +115,7 @@ struct FailoverTests {
             // A session on the primary holds writer 0's draft, so that its next save waits for the
             // row there: the failover cuts a save in flight, however quickly the saves go. The
             // holder keeps the lock until its server goes down with the failover.
-            let holder = Task {
-                try await onThread {
-                    let connection = try database.connect(applicationName: "failover-row-holder")
-                    try connection.execute(unsafeSQL: "BEGIN")
-                    try connection.query("SELECT 1 FROM drafts WHERE id = 'failover-0' FOR UPDATE")
-                    try connection.query("SELECT pg_sleep(600)")
-                }
-            }
+            let holder = TestFailoverSet.holdUntilFailover("SELECT 1 FROM drafts WHERE id = 'failover-0' FOR UPDATE", on: database)
             let saveWaits = try await eventually(within: .seconds(120)) {
                 try await onThread {
                     try database.connect().query("""

@@ -88,15 +88,8 @@ struct FailoverCommandTests {
             // A session holds the plan's state row, so that the switch, once it has its lease and
             // its recorded attempt, waits in its compare-and-set: there the failover cuts it. The
             // holder keeps the lock until its server goes down with the failover.
-            let database = db.database
-            let holder = Task {
-                try await onThread {
-                    let connection = try database.connect(applicationName: "failover-row-holder")
-                    try connection.execute(unsafeSQL: "BEGIN")
-                    try connection.query("SELECT 1 FROM cutover.migration_state WHERE plan = 'drafts' FOR UPDATE")
-                    try connection.query("SELECT pg_sleep(600)")
-                }
-            }
+            let holder = TestFailoverSet.holdUntilFailover("SELECT 1 FROM cutover.migration_state WHERE plan = 'drafts' FOR UPDATE",
+                                                           on: db.database)
             try await waitUntil("the row holder has the lock") {
                 try await db.value(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'failover-row-holder' AND query LIKE 'SELECT pg_sleep%'") == 1
             }

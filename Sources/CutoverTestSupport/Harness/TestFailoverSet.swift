@@ -37,6 +37,21 @@ public enum TestFailoverSet {
         return TestDatabase(name: name, connectionString: cluster.url(database: name))
     }
 
+    /// Runs `lockingQuery` (a `SELECT … FOR UPDATE`) on `database` in a transaction that then
+    /// sleeps, so that the rows stay held until the server goes down with a failover; the task
+    /// ends with the error of the lost connection. Its session's `application_name` is
+    /// `failover-row-holder`, and it waits in `SELECT pg_sleep` once it holds the rows.
+    public static func holdUntilFailover(_ lockingQuery: String, on database: TestDatabase) -> Task<Void, any Error> {
+        Task {
+            try await runOnDedicatedThread(named: "cutover-failover-holder") {
+                let connection = try database.connect(applicationName: "failover-row-holder")
+                try connection.execute(unsafeSQL: "BEGIN")
+                try connection.execute(unsafeSQL: lockingQuery)
+                try connection.query("SELECT pg_sleep(600)")
+            }
+        }
+    }
+
     private static func shared() async throws -> AutoFailoverCluster {
         let task = set.withLock { task in
             if let task { return task }

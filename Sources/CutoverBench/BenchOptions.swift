@@ -39,7 +39,8 @@ struct BenchOptions: Sendable {
         /// The larger size, backfilled once, that shows the cost grows linearly and memory does
         /// not grow; 0 leaves it out.
         var largeBackfillRows: Int
-        /// Rounds of the backfill comparison.
+        /// Rounds of the backfill comparison; an odd number, so that one round's noise does not
+        /// decide its median.
         var backfillRounds: Int
         /// Fleet switches observed.
         var switches: Int
@@ -48,7 +49,7 @@ struct BenchOptions: Sendable {
         var legacyWriteRounds: Int
 
         static let full = Lengths(rounds: 5, seconds: 8, warmUpSeconds: 2, backfillRows: 1_000_000, smallBackfillRows: 100_000,
-                                 largeBackfillRows: 10_000_000, backfillRounds: 2, switches: 200, legacyWriteRows: 100_000,
+                                 largeBackfillRows: 10_000_000, backfillRounds: 3, switches: 200, legacyWriteRows: 100_000,
                                  legacyWriteRounds: 3)
         static let quick = Lengths(rounds: 2, seconds: 3, warmUpSeconds: 1, backfillRows: 100_000, smallBackfillRows: 25_000,
                                   largeBackfillRows: 0, backfillRounds: 1, switches: 50, legacyWriteRows: 20_000, legacyWriteRounds: 1)
@@ -78,6 +79,9 @@ struct BenchOptions: Sendable {
     static let smallBackfillRows = Option(
         "small-backfill-rows", type: .integer(atLeast: 1000), valueName: "n",
         help: "The second size, for peak memory; \(Lengths.full.smallBackfillRows), or \(Lengths.quick.smallBackfillRows) with --quick, when omitted.")
+    static let backfillRounds = Option(
+        "backfill-rounds", type: .integer(atLeast: 1), valueName: "n",
+        help: "Rounds of the backfill comparison, each a backfill and one UPDATE of a fresh table; \(Lengths.full.backfillRounds), or \(Lengths.quick.backfillRounds) with --quick, when omitted.")
     static let backfillBatchSize = Option("backfill-batch-size", type: .integer(atLeast: 1), valueName: "n",
                                           help: "Rows of every backfill batch, fixed, instead of batches sized to the target batch time.")
     static let backfillTargetBatchTime = Option(
@@ -111,8 +115,8 @@ struct BenchOptions: Sendable {
         "cutover-bench",
         abstract: "Benchmarks Cutover's save, backfill, fleet switch and the old application's writes during a migration beside pgbench baselines.",
         discussion: "Starts an ephemeral PostgreSQL cluster (fsync on) unless --database-url is given, warms up, runs every scenario and its baseline in alternation, and prints a table and JSON.",
-        parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, largeBackfillRows, backfillBatchSize,
-                     backfillTargetBatchTime, backfillNiceRatio, backfillWorkers, switches, legacyWriteRows, json, scripts, pgbench, clientExecutor, statements])
+        parameters: [quick, only, databaseURL, clients, rounds, seconds, backfillRows, smallBackfillRows, largeBackfillRows, backfillRounds,
+                     backfillBatchSize, backfillTargetBatchTime, backfillNiceRatio, backfillWorkers, switches, legacyWriteRows, json, scripts, pgbench, clientExecutor, statements])
 
     // MARK: The values
 
@@ -157,6 +161,7 @@ struct BenchOptions: Sendable {
         if let rows = parsed[Self.backfillRows] { lengths.backfillRows = rows }
         if let rows = parsed[Self.smallBackfillRows] { lengths.smallBackfillRows = rows }
         if let rows = parsed[Self.largeBackfillRows] { lengths.largeBackfillRows = rows }
+        if let rounds = parsed[Self.backfillRounds] { lengths.backfillRounds = rounds }
         if let switches = parsed[Self.switches] { lengths.switches = switches }
         if let rows = parsed[Self.legacyWriteRows] { lengths.legacyWriteRows = rows }
         backfillBatchSize = parsed[Self.backfillBatchSize]

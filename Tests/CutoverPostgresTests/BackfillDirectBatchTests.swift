@@ -27,14 +27,16 @@ struct BackfillDirectBatchTests {
         let description: String
     }
 
-    /// Waits, at most a minute, until a session running a statement that contains `text` waits
-    /// for a lock.
+    /// Waits, at most a minute, until a session of this test's database running a statement that
+    /// contains `text` waits for a lock (the other tests of the suite run the same batch in
+    /// databases of their own, at the same time).
     static func waitUntilWaitingForALock(running text: String, in db: StoreDatabase) async throws {
         for _ in 0..<6_000 {
             let waiting = try await db.sql { connection in
                 try connection.query("""
                     SELECT count(*) AS n FROM pg_stat_activity
-                     WHERE wait_event_type = 'Lock' AND strpos(query, \(text)) > 0 AND pid <> pg_backend_pid()
+                     WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, \(text)) > 0
+                       AND pid <> pg_backend_pid()
                     """)[0].decode(Int64.self, "n")
             }
             if waiting > 0 { return }
@@ -116,7 +118,8 @@ struct BackfillDirectBatchTests {
                     UPDATE drafts SET title = 'Mine'
                      WHERE id = 'draft-010'
                        AND EXISTS (SELECT FROM pg_catalog.pg_stat_activity
-                                    WHERE wait_event_type = 'Lock' AND strpos(query, \(Self.directBatch)) > 0)
+                                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                                      AND strpos(query, \(Self.directBatch)) > 0)
                     """).affectedRows
                 try session.execute(unsafeSQL: "COMMIT")
                 return updated

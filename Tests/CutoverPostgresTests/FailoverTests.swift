@@ -119,7 +119,8 @@ struct FailoverTests {
             let saveWaits = try await eventually(within: .seconds(120)) {
                 try await onThread {
                     try database.connect().query("""
-                        SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'failover-app' AND wait_event_type = 'Lock'
+                        SELECT count(*) AS n FROM pg_stat_activity
+                         WHERE datname = current_database() AND application_name = 'failover-app' AND wait_event_type = 'Lock'
                         """)[0].decode(Int64.self, "n") > 0
                 }
             }

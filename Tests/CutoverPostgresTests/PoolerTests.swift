@@ -55,7 +55,8 @@ struct PoolerTests {
         let fewEnough = try await eventually(within: .seconds(30)) {
             servers = try await onThread {
                 try db.database.connect().query("""
-                    SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    SELECT count(*) AS n FROM pg_stat_activity
+                     WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
                     """)[0].decode(Int.self, "n")
             }
             return servers <= 3

@@ -90,7 +90,8 @@ struct TransactionPoolerTests {
             let direct = try database.connect()
             let count = try direct.query("SELECT count(*) AS n FROM entries")[0].decode(Int.self, "n")
             let servers = try direct.query("""
-                SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                SELECT count(*) AS n FROM pg_stat_activity
+                 WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
                 """)[0].decode(Int.self, "n")
             return (count, servers)
         }

@@ -19,7 +19,7 @@ package final class LossyProxy: Sendable {
     private let targetHost: String
     private let targetPort: Int
     /// What the next lost reply answers, while armed.
-    private let armed = Mutex<Commit?>(nil)
+    private let armed = Mutex<Arming?>(nil)
     private let isHoldingClientBytes = Mutex(false)
     private let isStopped = Mutex(false)
     private let lostReplies = Mutex(0)
@@ -49,17 +49,29 @@ package final class LossyProxy: Sendable {
         case any
     }
 
+    /// The write whose reply the proxy loses next.
+    private struct Arming {
+        var commit: Commit
+        /// Text the write's statement must hold (in a Parse or a simple query it sends, or in
+        /// the statement a Bind of it names); nil for any statement.
+        var statementText: [UInt8]?
+    }
+
     /// Makes the server's reply to the next write that commits (a COMMIT, or a statement the
     /// server commits at its Sync) reach nobody, and cuts that connection.
-    package func loseNextReplyToCommit() {
-        armed.withLock { $0 = .any }
+    ///
+    /// - Parameter text: when given, only a write whose statement holds this text: the one a
+    ///   test means, where other sessions (a heartbeat, a poll of the writer path) send their
+    ///   own statements through the proxy meanwhile.
+    package func loseNextReplyToCommit(ofStatementContaining text: String? = nil) {
+        armed.withLock { $0 = Arming(commit: .any, statementText: text.map { Array($0.utf8) }) }
     }
 
     /// Makes the server's reply to the next COMMIT reach nobody, and cuts that connection:
     /// for clients that run their statements in transactions they open and commit themselves,
     /// whose other statements outside a transaction must be answered.
     package func loseNextReplyToExplicitCommit() {
-        armed.withLock { $0 = .explicit }
+        armed.withLock { $0 = Arming(commit: .explicit, statementText: nil) }
     }
 
     /// Stops reading what clients send until ``releaseClientBytes()``, so that their sockets
@@ -138,6 +150,8 @@ package final class LossyProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var losingReply = false
         var commitStatements: Set<[UInt8]> = []
+        // The text of each statement the client prepared by name, for a Bind that names one.
+        var preparedTexts: [[UInt8]: [UInt8]] = [:]
         // Whether the server is outside a transaction block, as its last ReadyForQuery said,
         // and the last bytes it sent, in which to find one split across two reads.
         var isServerIdle = false
@@ -159,15 +173,17 @@ package final class LossyProxy: Sendable {
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
                 clientWrites.withLock { $0 += 1 }
-                let commits = chunk.commits(preparedCommits: &commitStatements)
+                let commits = chunk.commits(preparedCommits: &commitStatements, preparedTexts: &preparedTexts)
                 if !losingReply, commits != .none {
                     let isIdle = isServerIdle
                     losingReply = armed.withLock { armed in
-                        let matches = switch armed {
-                        case .explicit?: commits == .explicit
-                        case .any?: commits == .explicit || isIdle
-                        case nil: false
+                        guard let arming = armed else { return false }
+                        let isCommit = switch arming.commit {
+                        case .explicit: commits == .explicit
+                        case .any: commits == .explicit || isIdle
                         }
+                        let matches = isCommit
+                            && arming.statementText.map { chunk.statements(preparedTexts: preparedTexts).contains(text: $0) } ?? true
                         if matches { armed = nil }
                         return matches
                     }
@@ -220,9 +236,10 @@ extension ArraySlice<UInt8> {
     /// Whether a client write runs a COMMIT (a simple query or an unnamed statement with the
     /// text COMMIT, or a Bind of a statement prepared as COMMIT), or else an Execute and then a
     /// Sync as its last message. The names of statements prepared as COMMIT are noted in
-    /// `preparedCommits` (the write that prepares one commits nothing). A write that is not a
-    /// sequence of whole frontend messages is searched for the text COMMIT alone.
-    fileprivate func commits(preparedCommits: inout Set<[UInt8]>) -> WriteCommits {
+    /// `preparedCommits` (the write that prepares one commits nothing), and the text of every
+    /// statement prepared by name in `preparedTexts`. A write that is not a sequence of whole
+    /// frontend messages is searched for the text COMMIT alone.
+    fileprivate func commits(preparedCommits: inout Set<[UInt8]>, preparedTexts: inout [[UInt8]: [UInt8]]) -> WriteCommits {
         let commit = Array("COMMIT".utf8)
         var carries = false
         var executes = false
@@ -238,6 +255,7 @@ extension ArraySlice<UInt8> {
             case UInt8(ascii: "P"):
                 let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
                 guard fields.count >= 2 else { return containsText(commit) ? .explicit : .none }
+                if !fields[0].isEmpty { preparedTexts[Array(fields[0])] = Array(fields[1]) }
                 if fields[1].elementsEqual(commit) && !fields[0].isEmpty {
                     preparedCommits.insert(Array(fields[0]))
                 } else if fields[1].containsText(commit) {
@@ -260,7 +278,31 @@ extension ArraySlice<UInt8> {
         return executes && last == UInt8(ascii: "S") ? .atSync : .none
     }
 
-    private func containsText(_ needle: [UInt8]) -> Bool {
+    /// The statements a client write runs or prepares: the text of each Parse and simple
+    /// query in it, and of each named statement a Bind in it runs; the whole write when it is
+    /// not a sequence of whole frontend messages.
+    fileprivate func statements(preparedTexts: [[UInt8]: [UInt8]]) -> [ArraySlice<UInt8>] {
+        var texts: [ArraySlice<UInt8>] = []
+        var index = startIndex
+        while index < endIndex {
+            guard index + 5 <= endIndex else { return [self] }
+            let length = self[index + 1..<index + 5].reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 4, index + 1 + length <= endIndex else { return [self] }
+            let body = self[index + 5..<index + 1 + length]
+            let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
+            switch self[index] {
+            case UInt8(ascii: "P") where fields.count >= 2: texts.append(fields[1])
+            case UInt8(ascii: "B") where fields.count >= 2:
+                if let text = preparedTexts[Array(fields[1])] { texts.append(text[...]) }
+            case UInt8(ascii: "Q"): texts.append(body)
+            default: break
+            }
+            index += 1 + length
+        }
+        return texts
+    }
+
+    fileprivate func containsText(_ needle: [UInt8]) -> Bool {
         guard count >= needle.count else { return false }
         var index = startIndex
         while index <= endIndex - needle.count {
@@ -268,5 +310,12 @@ extension ArraySlice<UInt8> {
             index += 1
         }
         return false
+    }
+}
+
+extension [ArraySlice<UInt8>] {
+    /// Whether one of these statements holds `text`.
+    fileprivate func contains(text: [UInt8]) -> Bool {
+        contains { $0.containsText(text) }
     }
 }

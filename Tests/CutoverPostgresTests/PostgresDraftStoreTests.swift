@@ -67,7 +67,7 @@ struct PostgresDraftStoreTests {
         _ = try await store.commit(create, write: DraftCodecV2().encode(create.content), path: .modern)
 
         let edit = request("edit", expected: 1, title: "Plan, revised")
-        proxy.loseNextReplyToCommit()
+        proxy.loseNextReplyToCommit(ofStatementContaining: "cutover.save_")
         await #expect(throws: SaveFailure.outcomeUnknown) {
             try await store.commit(edit, write: DraftCodecV1().encode(edit.content), path: .legacy)
         }

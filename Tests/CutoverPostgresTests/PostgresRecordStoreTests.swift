@@ -71,7 +71,7 @@ struct PostgresRecordStoreTests {
         let db = try await RecordDatabase<ContractOrders>.make(on: database, table: .orders, poolSize: 1, connectionString: proxied)
         _ = try await db.store.commit(order("create", expected: 0, .pending), write: ContractOrders.modern.encode(.pending), path: .modern)
         let ship = order("ship", expected: 1, .shipped)
-        proxy.loseNextReplyToCommit()
+        proxy.loseNextReplyToCommit(ofStatementContaining: "cutover.save_")
         await #expect(throws: SaveFailure.outcomeUnknown) {
             try await db.store.commit(ship, write: ContractOrders.legacy.encode(.shipped), path: .legacy)
         }

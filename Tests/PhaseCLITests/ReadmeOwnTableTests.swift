@@ -118,7 +118,9 @@ struct ReadmeOwnTableTests {
             Issue.record("creating the order: \(created)")
             return
         }
-        proxy.loseNextReplyToCommit()
+        // The service's heartbeat and its writer path's poll go through the proxy too: lose the
+        // reply to the save's own statement.
+        proxy.loseNextReplyToCommit(ofStatementContaining: "cutover.save_")
         let paid = try await service.setStatus(of: 3_000_001, to: .paid, expecting: revision, operationID: "orders-1-pay")
         #expect(proxy.lostReplyCount == 1)
         let counts = await service.router.counts

@@ -10,8 +10,7 @@ extension PlanCompiler {
         let probe = Self.probeTable
         // The copy is made from the catalog, not by LIKE, so that the probe takes no lock on the
         // table: a session holding it (or an expand waiting for it) must not fail the check.
-        var statements = [ProbeStatement(subject: "the table \(table.sql)", sql: "DO " + SQLName.dollarQuoted("""
-
+        var statements = [ProbeStatement(subject: "the table \(table.sql)", sql: "DO " + SQLName.dollarQuotedBlock("""
             DECLARE
                 columns text;
             BEGIN
@@ -22,7 +21,6 @@ extension PlanCompiler {
                 END IF;
                 EXECUTE 'CREATE TEMP TABLE cutover_expression_probe (' || columns || ') ON COMMIT DROP';
             END
-
             """, tag: "probe"))]
         statements.append(.init(subject: "the key (\(plan.key.joined(separator: ", ")))",
                                 sql: "SELECT \(Self.list(plan.key)) FROM \(probe) ORDER BY \(Self.list(plan.key)) LIMIT 0"))
@@ -55,8 +53,7 @@ extension PlanCompiler {
                 let pairs = zip(columns, references.columns).map { own, referenced in
                     "(\(SQLName.literal(own)), \(SQLName.literal(referenced)))"
                 }.joined(separator: ", ")
-                statements.append(.init(subject: "the foreign key \(constraint.name)", sql: "DO " + SQLName.dollarQuoted("""
-
+                statements.append(.init(subject: "the foreign key \(constraint.name)", sql: "DO " + SQLName.dollarQuotedBlock("""
                     BEGIN
                         IF (SELECT count(*) FROM (VALUES \(pairs)) AS k (own, referenced)
                               JOIN pg_attribute AS o ON o.attrelid = to_regclass('\(probe)') AND o.attname = k.own
@@ -66,7 +63,6 @@ extension PlanCompiler {
                             RAISE EXCEPTION 'the referenced columns of % do not exist there with the same types', \(SQLName.literal(references.table.sql));
                         END IF;
                     END
-
                     """, tag: "probe")))
             case .notNull(let column):
                 statements.append(.init(subject: "NOT NULL of \(column)",

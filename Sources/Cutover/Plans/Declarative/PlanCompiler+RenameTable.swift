@@ -29,7 +29,7 @@ extension PlanCompiler {
                 END LOOP;
             END
             """
-        let grants = CompiledStatement("DO " + SQLName.dollarQuoted("\n" + grantsBlock + "\n", tag: "grants"),
+        let grants = CompiledStatement("DO " + SQLName.dollarQuotedBlock(grantsBlock, tag: "grants"),
                                        lock: nil, work: .catalog, note: "the table's grants, given on the view")
         let purpose = "Expand: the new name, a view of the table that new writers use; old writers keep the table."
         let expand = [

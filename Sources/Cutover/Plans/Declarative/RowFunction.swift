@@ -92,6 +92,6 @@ struct RowFunction: Sendable, Hashable {
                 PERFORM pg_catalog.set_config('search_path', saved, true);
             END
             """
-        return "DO " + SQLName.dollarQuoted("\n" + block + "\n", tag: "pinned")
+        return "DO " + SQLName.dollarQuotedBlock(block, tag: "pinned")
     }
 }

@@ -33,6 +33,12 @@ enum SQLName {
         return quote + body + quote
     }
 
+    /// `block` on lines of its own between dollar quotes of a tag it does not hold
+    /// (``dollarQuoted(_:tag:)``), as a `DO` block or a function's body is written.
+    static func dollarQuotedBlock(_ block: String, tag: String) -> String {
+        dollarQuoted("\n" + block + "\n", tag: tag)
+    }
+
     /// A made-up name from `parts` joined by `_`, cut to 63 bytes with a hash when longer.
     static func derived(_ parts: String...) -> String {
         let whole = parts.joined(separator: "_")

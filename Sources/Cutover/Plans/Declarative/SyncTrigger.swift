@@ -219,7 +219,7 @@ struct SyncTrigger: Sendable, Hashable {
             """
         return CompiledStatement("""
             CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER AS \(SQLName.dollarQuoted("\n" + block + "\n", tag: "cutover"))
+            LANGUAGE plpgsql SECURITY DEFINER AS \(SQLName.dollarQuotedBlock(block, tag: "cutover"))
             """, lock: nil, work: .catalog)
     }
 
@@ -257,7 +257,7 @@ struct SyncTrigger: Sendable, Hashable {
             """
         return CompiledStatement("""
             CREATE OR REPLACE FUNCTION \(noteFunction)() RETURNS void
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS \(SQLName.dollarQuoted("\n" + block + "\n", tag: "cutover"))
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS \(SQLName.dollarQuotedBlock(block, tag: "cutover"))
             """, lock: nil, work: .catalog)
     }
 

@@ -149,7 +149,6 @@ package final class LossyProxy: Sendable {
                            pollfd(fd: server, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var losingReply = false
-        var commitStatements: Set<[UInt8]> = []
         // The text of each statement the client prepared by name, for a Bind that names one.
         var preparedTexts: [[UInt8]: [UInt8]] = [:]
         // Whether the server is outside a transaction block, as its last ReadyForQuery said,
@@ -173,7 +172,7 @@ package final class LossyProxy: Sendable {
                 guard count > 0 else { return }
                 let chunk = buffer[0..<count]
                 clientWrites.withLock { $0 += 1 }
-                let commits = chunk.commits(preparedCommits: &commitStatements, preparedTexts: &preparedTexts)
+                let commits = chunk.commits(preparedTexts: &preparedTexts)
                 if !losingReply, commits != .none {
                     let isIdle = isServerIdle
                     losingReply = armed.withLock { armed in
@@ -222,7 +221,7 @@ package final class LossyProxy: Sendable {
     }
 }
 
-/// What a client write may commit, as ``ArraySlice/commits(preparedCommits:)`` reads it.
+/// What a client write may commit, as ``ArraySlice/commits(preparedTexts:)`` reads it.
 private enum WriteCommits {
     case none
     /// It runs a COMMIT.
@@ -232,74 +231,76 @@ private enum WriteCommits {
     case atSync
 }
 
+/// One frontend message of a client write: its type byte and the fields of its body up to the
+/// third NUL (a Parse's name and text, a Bind's portal and statement), or the whole body.
+private struct FrontendMessage {
+    let type: UInt8
+    let body: ArraySlice<UInt8>
+
+    var fields: [ArraySlice<UInt8>] { body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false) }
+}
+
 extension ArraySlice<UInt8> {
-    /// Whether a client write runs a COMMIT (a simple query or an unnamed statement with the
-    /// text COMMIT, or a Bind of a statement prepared as COMMIT), or else an Execute and then a
-    /// Sync as its last message. The names of statements prepared as COMMIT are noted in
-    /// `preparedCommits` (the write that prepares one commits nothing), and the text of every
-    /// statement prepared by name in `preparedTexts`. A write that is not a sequence of whole
-    /// frontend messages is searched for the text COMMIT alone.
-    fileprivate func commits(preparedCommits: inout Set<[UInt8]>, preparedTexts: inout [[UInt8]: [UInt8]]) -> WriteCommits {
-        let commit = Array("COMMIT".utf8)
-        var carries = false
-        var executes = false
-        var last: UInt8 = 0
+    /// The frontend messages of a client write; nil when it is not a sequence of whole ones.
+    private var frontendMessages: [FrontendMessage]? {
+        var messages: [FrontendMessage] = []
         var index = startIndex
         while index < endIndex {
-            guard index + 5 <= endIndex else { return containsText(commit) ? .explicit : .none }
+            guard index + 5 <= endIndex else { return nil }
             let length = self[index + 1..<index + 5].reduce(0) { $0 << 8 | Int($1) }
-            guard length >= 4, index + 1 + length <= endIndex else { return containsText(commit) ? .explicit : .none }
-            let body = self[index + 5..<index + 1 + length]
-            last = self[index]
-            switch self[index] {
+            guard length >= 4, index + 1 + length <= endIndex else { return nil }
+            messages.append(FrontendMessage(type: self[index], body: self[index + 5..<index + 1 + length]))
+            index += 1 + length
+        }
+        return messages
+    }
+
+    /// Whether a client write runs a COMMIT (a simple query or an unnamed statement with the
+    /// text COMMIT, or a Bind of a statement prepared as COMMIT), or else an Execute and then a
+    /// Sync as its last message. The text of every statement it prepares by name is noted in
+    /// `preparedTexts` (the write that prepares a COMMIT commits nothing). A write that is not a
+    /// sequence of whole frontend messages is searched for the text COMMIT alone.
+    fileprivate func commits(preparedTexts: inout [[UInt8]: [UInt8]]) -> WriteCommits {
+        let commit = Array("COMMIT".utf8)
+        let byText = containsText(commit) ? WriteCommits.explicit : .none
+        guard let messages = frontendMessages else { return byText }
+        var carries = false
+        for message in messages {
+            switch message.type {
             case UInt8(ascii: "P"):
-                let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
-                guard fields.count >= 2 else { return containsText(commit) ? .explicit : .none }
+                let fields = message.fields
+                guard fields.count >= 2 else { return byText }
                 if !fields[0].isEmpty { preparedTexts[Array(fields[0])] = Array(fields[1]) }
-                if fields[1].elementsEqual(commit) && !fields[0].isEmpty {
-                    preparedCommits.insert(Array(fields[0]))
-                } else if fields[1].containsText(commit) {
-                    carries = true
-                }
+                let preparesCommit = !fields[0].isEmpty && fields[1].elementsEqual(commit)
+                if !preparesCommit && fields[1].containsText(commit) { carries = true }
             case UInt8(ascii: "B"):
-                let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
-                guard fields.count >= 2 else { return containsText(commit) ? .explicit : .none }
-                if preparedCommits.contains(Array(fields[1])) { carries = true }
-            case UInt8(ascii: "E"):
-                executes = true
+                let fields = message.fields
+                guard fields.count >= 2 else { return byText }
+                if preparedTexts[Array(fields[1])] == commit { carries = true }
             case UInt8(ascii: "Q"):
-                if body.containsText(commit) { carries = true }
+                if message.body.containsText(commit) { carries = true }
             default:
                 break
             }
-            index += 1 + length
         }
         if carries { return .explicit }
-        return executes && last == UInt8(ascii: "S") ? .atSync : .none
+        let executes = messages.contains { $0.type == UInt8(ascii: "E") }
+        return executes && messages.last?.type == UInt8(ascii: "S") ? .atSync : .none
     }
 
     /// The statements a client write runs or prepares: the text of each Parse and simple
     /// query in it, and of each named statement a Bind in it runs; the whole write when it is
     /// not a sequence of whole frontend messages.
     fileprivate func statements(preparedTexts: [[UInt8]: [UInt8]]) -> [ArraySlice<UInt8>] {
-        var texts: [ArraySlice<UInt8>] = []
-        var index = startIndex
-        while index < endIndex {
-            guard index + 5 <= endIndex else { return [self] }
-            let length = self[index + 1..<index + 5].reduce(0) { $0 << 8 | Int($1) }
-            guard length >= 4, index + 1 + length <= endIndex else { return [self] }
-            let body = self[index + 5..<index + 1 + length]
-            let fields = body.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
-            switch self[index] {
-            case UInt8(ascii: "P") where fields.count >= 2: texts.append(fields[1])
-            case UInt8(ascii: "B") where fields.count >= 2:
-                if let text = preparedTexts[Array(fields[1])] { texts.append(text[...]) }
-            case UInt8(ascii: "Q"): texts.append(body)
-            default: break
+        guard let messages = frontendMessages else { return [self] }
+        return messages.compactMap { message in
+            switch message.type {
+            case UInt8(ascii: "P"): message.fields.dropFirst().first
+            case UInt8(ascii: "B"): message.fields.dropFirst().first.flatMap { preparedTexts[Array($0)] }.map { $0[...] }
+            case UInt8(ascii: "Q"): message.body
+            default: nil
             }
-            index += 1 + length
         }
-        return texts
     }
 
     fileprivate func containsText(_ needle: [UInt8]) -> Bool {

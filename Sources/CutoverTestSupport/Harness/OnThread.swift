@@ -57,17 +57,11 @@ final class OwnThreadExecutor: TaskExecutor {
     /// On the executor's thread.
     private func runJobs() {
         let executor = asUnownedTaskExecutor()
+        // Each signal stands for a job queued or the finish: a job is there, or the thread ends.
         while true {
             arrivals.wait()
-            let next: UnownedJob?? = queue.withLock { queue in
-                if !queue.jobs.isEmpty { return .some(queue.jobs.removeFirst()) }
-                return queue.isFinished ? .none : .some(nil)
-            }
-            switch next {
-            case .some(let job?): job.runSynchronously(on: executor)
-            case .some(nil): continue
-            case .none: return
-            }
+            guard let job = queue.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { return }
+            job.runSynchronously(on: executor)
         }
     }
 }

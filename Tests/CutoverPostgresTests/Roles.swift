@@ -48,6 +48,7 @@ struct Roles: Sendable {
     }
 
     /// Runs `body` on a connection as the server's administrator (the tests' own role).
+    @discardableResult
     func admin<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let database = database
         return try await onThread { try body(try database.connect()) }

@@ -172,6 +172,58 @@ struct RolesTests {
         }
     }
 
+    /// Row-level security that holds the migrator (here the table's owner, on a table that
+    /// forces its policies on the owner too) refuses every step whose work or checks read the
+    /// table's rows, naming the role, because the count of rows still to convert would miss the
+    /// rows the policies hide; a session with `row_security` off, as `phase` opens them, fails
+    /// such a count instead of giving it. With the policies no longer forced, expand runs.
+    @Test func rowLevelSecurityThatHoldsTheMigratorRefusesTheStepsThatReadTheTablesRows() async throws {
+        try await Roles.withRoles("roles_rls") { roles in
+            try await roles.installAsMigrator()
+            try await roles.admin { connection in
+                try connection.execute(unsafeSQL: """
+                    DELETE FROM drafts;
+                    INSERT INTO drafts (id, title, revision) VALUES ('shown', 'A', 1), ('hidden', 'B', 1);
+                    ALTER TABLE drafts ENABLE ROW LEVEL SECURITY;
+                    ALTER TABLE drafts FORCE ROW LEVEL SECURITY;
+                    CREATE POLICY not_hidden ON drafts USING (id <> 'hidden');
+                    """)
+            }
+            let configuration = roles.configuration(roles.migrator)
+            let name = "row-level security hides no row"
+            let (refusal, outcomes, counted, filtered) = try await onThread {
+                let connection = try PostgresConnection(configuration: configuration)
+                let source = try PlanSource.builtIn()
+                let runner = PhaseRunner(connection: connection, source: source, options: .init(modernWriterWindow: .zero))
+                let refusal = #expect(throws: StepRefusal.self) { try runner.run(.expand) }
+                let state = try runner.state()
+                let outcomes = try [PhaseStep.backfill, .contract, .revertExpand, .switchModern].map { step in
+                    try runner.checks(before: step, state: state).first { $0.name == name }
+                }
+                let count = BackfillEngine(plan: "drafts", batchSQL: "", remainingSQL: "SELECT count(*) FROM drafts")
+                let counted = try count.remaining(on: connection)
+                var unfiltered = configuration
+                unfiltered.sessionSettings["row_security"] = "off"
+                let filtered = Self.failure { _ = try count.remaining(on: try PostgresConnection(configuration: unfiltered)) }
+                return (refusal, outcomes, counted, filtered)
+            }
+            let held = CheckOutcome(name: name, isPassed: false, observed: "the policies of drafts hold role \(roles.migrator)",
+                                    expected: "the runner's role sees every row", message: "")
+            #expect(refusal?.failedChecks.map { [$0.name, $0.observed] } == [[held.name, held.observed]])
+            #expect(outcomes.map { $0.map { [$0.name, $0.observed, "\($0.isPassed)"] } }
+                    == [[name, held.observed, "false"], [name, held.observed, "false"], [name, held.observed, "false"], nil])
+            #expect(counted == 1, "the policies hide a row from the migrator's own count")
+            #expect(filtered?.sqlState == .insufficientPrivilege, "\(String(describing: filtered))")
+
+            try await roles.admin { try $0.execute(unsafeSQL: "ALTER TABLE drafts NO FORCE ROW LEVEL SECURITY") }
+            try await roles.runAsMigrator([.expand])
+            let phase = try await roles.admin { connection in
+                try connection.query("SELECT phase FROM cutover.migration_state WHERE plan = 'drafts'")[0].decode(String.self, "phase")
+            }
+            #expect(phase == "expanded")
+        }
+    }
+
     /// The server's error `body` fails with; nil when it does not fail that way.
     static func failure(_ body: () throws -> Void) -> PostgresError? {
         do {

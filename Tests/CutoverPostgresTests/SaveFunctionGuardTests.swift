@@ -6,7 +6,8 @@ import PostgresClient
 import Testing
 
 /// What the save and read functions, which run as the control schema's owner, refuse to do:
-/// write or read for a role that may not do it itself, write without the operation's claim,
+/// write or read for a role that may not do it itself or that row-level security holds,
+/// write without the operation's claim,
 /// take a NULL key or a NULL revision for something else, and take values in an order the
 /// function no longer has.
 @Suite("What the save functions refuse", .timeLimit(.minutes(3)))
@@ -19,6 +20,28 @@ struct SaveFunctionGuardTests {
     /// The sqlstate `answer` raised, or nil for a row.
     private static func raised(_ answer: RecordSaveFunctionTests.Answer) -> String? {
         if case .raised(let state, _) = answer { state } else { nil }
+    }
+
+    /// Expects both stores, on a pool of `configuration`, to refuse a create of `key` with
+    /// `refusal` as their own error, and the record store a read of it with `readRefusal`.
+    private static func expectStoresRefuse(_ configuration: PostgresConfiguration, key: String, refusal: String,
+                                           readRefusal: String) async throws {
+        let pool = PostgresPool(configuration: configuration, maximumConnections: 1)
+        let drafts = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
+        await #expect(throws: DraftStoreError.notPermitted(refusal)) {
+            _ = try await LegacyDraftAdapter(storage: drafts).save(SaveDraft(
+                operationScope: "s", operationID: "store-1", draftID: key, expectedRevision: 0, content: DraftContent(title: "T")))
+        }
+        let records = try await PostgresRecordStore<DraftRecords>(pool: pool, outcomeFlushInterval: nil)
+        await #expect(throws: RecordStoreError.notPermitted(refusal)) {
+            _ = try await RecordAdapter(storage: records, path: .legacy).save(SaveRequest<DraftRecords>(
+                operationScope: "s", operationID: "store-2", key: RecordKey(.text(key)), expectedRevision: 0,
+                content: DraftContent(title: "T")))
+        }
+        await #expect(throws: RecordStoreError.notPermitted(readRefusal)) {
+            _ = try await records.record(RecordKey(.text(key)))
+        }
+        await pool.shutdown()
     }
 
     private static let document = #"{"version": "2", "title": "T", "body": "", "tags": []}"#
@@ -43,23 +66,9 @@ struct SaveFunctionGuardTests {
             }
 
             // The stores say why, as their own errors.
-            let pool = PostgresPool(configuration: roles.configuration(app), maximumConnections: 1)
-            let drafts = try await PostgresDraftStore(pool: pool, outcomeFlushInterval: nil)
             let refusal = "role \(app) may not insert into public.drafts, so it may not save there either"
-            await #expect(throws: DraftStoreError.notPermitted(refusal)) {
-                _ = try await LegacyDraftAdapter(storage: drafts).save(SaveDraft(
-                    operationScope: "s", operationID: "op-1", draftID: "d-1", expectedRevision: 0, content: DraftContent(title: "T")))
-            }
-            let records = try await PostgresRecordStore<DraftRecords>(pool: pool, outcomeFlushInterval: nil)
-            await #expect(throws: RecordStoreError.notPermitted(refusal)) {
-                _ = try await RecordAdapter(storage: records, path: .legacy).save(SaveRequest<DraftRecords>(
-                    operationScope: "s", operationID: "op-2", key: RecordKey(.text("d-2")), expectedRevision: 0,
-                    content: DraftContent(title: "T")))
-            }
-            await #expect(throws: RecordStoreError.notPermitted("role \(app) may not read public.drafts, so it may not read its records either")) {
-                _ = try await records.record(RecordKey(.text("d-0")))
-            }
-            await pool.shutdown()
+            try await Self.expectStoresRefuse(roles.configuration(app), key: "d-1", refusal: refusal,
+                                              readRefusal: "role \(app) may not read public.drafts, so it may not read its records either")
 
             // And every function called by hand: the JSON entry, the path's own, the drafts one.
             let calls = try await roles.asApplication { connection in
@@ -110,6 +119,88 @@ struct SaveFunctionGuardTests {
                 let role = try connection.quoteIdentifier(outsider)
                 try connection.execute(unsafeSQL: "DROP OWNED BY \(role); DROP ROLE \(role)")
             }
+        }
+    }
+
+    /// Row-level security that holds the calling role refuses every save and read through the
+    /// functions, which run as the schema's owner and would not apply its policies; a role
+    /// that bypasses it, one with the privileges of the table's owner (until the table forces
+    /// its policies on the owner too) and every role once it is disabled save again, each seen
+    /// by the same session whose calls were refused, so nothing of the check is kept between calls.
+    @Test func rowLevelSecurityThatHoldsTheCallerRefusesEverySaveAndRead() async throws {
+        try await Roles.withRoles("save_guard_rls") { roles in
+            try await roles.installAsMigrator()
+            let app = roles.app
+            let migrator = roles.migrator
+            let appConfiguration = roles.configuration(app)
+            let database = roles.database
+            let refusal = "role \(app) is held to row-level security on public.drafts, which a save through Cutover would not apply, so it may not save there"
+            let readRefusal = "role \(app) is held to row-level security on public.drafts, which a read through Cutover would not apply, so it may not read its records"
+            let outcome = try await onThread {
+                let admin = try database.connect()
+                let quotedApp = try admin.quoteIdentifier(app)
+                // The table's owner, as the runbook's roles have it.
+                let quotedOwner = try admin.quoteIdentifier(migrator)
+                try admin.execute(unsafeSQL: """
+                    INSERT INTO drafts (id, title, revision) VALUES ('mine-0', 'T', 1);
+                    ALTER TABLE drafts ENABLE ROW LEVEL SECURITY;
+                    CREATE POLICY only_mine ON drafts TO \(quotedApp) USING (id LIKE 'mine-%') WITH CHECK (id LIKE 'mine-%');
+                    """)
+                let connection = try PostgresConnection(configuration: appConfiguration)
+                let modern = try connection.query("SELECT legacy_save_function AS f FROM cutover.record_plans WHERE plan = 'drafts'")[0]
+                    .decode(String.self, "f")
+                var operation = 0
+                func saveDraft(_ id: String) -> RecordSaveFunctionTests.Answer {
+                    operation += 1
+                    return Self.answer(connection, "SELECT * FROM cutover.save_draft('s', 'op-\(operation)', '\\x00', '\(id)', 0, 'legacy', 'T', NULL, NULL)")
+                }
+                // Even a row the policy would let it write: the save cannot tell.
+                let refused = [
+                    saveDraft("mine-1"),
+                    Self.answer(connection, """
+                        SELECT * FROM cutover.save_record('drafts', 's', 'op-r1', '{"id": "mine-2"}', 0, 'legacy', '{"title": "T"}')
+                        """),
+                    Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-r2', 'mine-3', 0, 'T', '\\x00')"),
+                    Self.answer(connection, """
+                        SELECT * FROM cutover.save_record('drafts', 's', 'op-r3', '{"id": "mine-4"}', 0, 'modern', '{"title": "T"}')
+                        """),
+                    // An update of a row it may see, through the path's own function.
+                    Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-r4', 'mine-0', 1, 'T2', '\\x00')"),
+                ]
+                let read: String
+                do {
+                    _ = try connection.query("SELECT * FROM cutover.read_record('drafts', '{\"id\": \"other\"}')")
+                    read = "read"
+                } catch let error as PostgresError {
+                    read = (error.sqlState?.rawValue ?? "") + ": " + error.message
+                }
+                let written = try admin.query("SELECT (SELECT count(*) FROM drafts) + (SELECT count(*) FROM cutover.operation_ledger) AS n")[0]
+                    .decode(Int64.self, "n")
+
+                try admin.execute(unsafeSQL: "ALTER ROLE \(quotedApp) BYPASSRLS")
+                let bypassing = saveDraft("other-1")
+                try admin.execute(unsafeSQL: """
+                    ALTER ROLE \(quotedApp) NOBYPASSRLS;
+                    GRANT \(quotedOwner) TO \(quotedApp);
+                    """)
+                let asOwner = saveDraft("other-2")
+                try admin.execute(unsafeSQL: "ALTER TABLE drafts FORCE ROW LEVEL SECURITY")
+                let forced = saveDraft("other-3")
+                try admin.execute(unsafeSQL: "ALTER TABLE drafts NO FORCE ROW LEVEL SECURITY; REVOKE \(quotedOwner) FROM \(quotedApp)")
+                let heldAgain = saveDraft("other-4")
+                try admin.execute(unsafeSQL: "ALTER TABLE drafts DISABLE ROW LEVEL SECURITY")
+                let disabled = saveDraft("other-5")
+                return (refused, read, written, [bypassing, asOwner, forced, heldAgain, disabled])
+            }
+            #expect(outcome.0 == Array(repeating: .raised("CU007", refusal), count: 5))
+            #expect(outcome.1 == "CU007: " + readRefusal)
+            #expect(outcome.2 == 1, "only the row the test wrote: nothing saved, nothing claimed")
+            #expect(outcome.3 == [.row("committed", 1), .row("committed", 1), .raised("CU007", refusal), .raised("CU007", refusal),
+                                  .row("committed", 1)])
+
+            // The stores say so as their own errors.
+            try await roles.admin { connection in try connection.execute(unsafeSQL: "ALTER TABLE drafts ENABLE ROW LEVEL SECURITY") }
+            try await Self.expectStoresRefuse(appConfiguration, key: "mine-9", refusal: refusal, readRefusal: readRefusal)
         }
     }
 

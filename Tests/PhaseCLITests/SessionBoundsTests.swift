@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// Every session `phase` opens is bounded on the server's side too: statement and lock
-/// timeouts, an idle-in-transaction timeout, keepalives and a check for a vanished client.
+/// timeouts, an idle-in-transaction timeout, keepalives, a check for a vanished client, and
+/// row-level security that fails a statement rather than filter its rows.
 @Suite("Session bounds", .timeLimit(.minutes(3)))
 struct SessionBoundsTests {
     @Test func theRunnersSessionCarriesItsBoundsAndTheUsersOptionsStillApply() async throws {
@@ -18,7 +19,8 @@ struct SessionBoundsTests {
             AND current_setting('idle_in_transaction_session_timeout') = '1min' \
             AND current_setting('client_connection_check_interval') = '5s' \
             AND current_setting('tcp_keepalives_idle') = '10' AND current_setting('tcp_keepalives_interval') = '5' \
-            AND current_setting('tcp_keepalives_count') = '3' AND current_setting('work_mem') = '7MB'
+            AND current_setting('tcp_keepalives_count') = '3' AND current_setting('row_security') = 'off' \
+            AND current_setting('work_mem') = '7MB'
             """
         try folder.editManifest { $0.replacing("SELECT to_regclass('drafts') IS NOT NULL", with: settings) }
         #expect(try await db.phase(["--plan", folder.path, "init"]).status == 0)

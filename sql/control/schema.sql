@@ -1,4 +1,4 @@
--- Cutover's control schema, version 14.
+-- Cutover's control schema, version 15.
 --
 -- Every statement is idempotent: the installer runs this whole file in one transaction, under
 -- a transaction-scoped advisory lock, when the recorded version is older than the binary's,
@@ -45,7 +45,9 @@ CREATE SCHEMA IF NOT EXISTS cutover;
 -- names each writer path's function after the order of its parameters, so that a registration
 -- that changes them leaves no function a caller could fill in the old order, and saves a plan
 -- whose key column is named like one of the save function's variables through
--- save_record_dynamic.
+-- save_record_dynamic; 15 refuses a save or a read for a calling role that row-level security
+-- on the table holds (cutover.caller_held_to_row_security), whose policies the functions, running
+-- as the owner, would not apply.
 
 COMMENT ON SCHEMA cutover IS 'Cutover: operation ledger, outcome log and migration state';
 
@@ -556,19 +558,52 @@ SELECT NOT EXISTS (SELECT FROM unnest(p_columns) AS c(name)
                     WHERE NOT has_column_privilege(cutover.calling_role(), p_table, a.attnum, p_privilege))
 $column_privileges$;
 
+-- Whether row-level security on p_table holds the calling role, as PostgreSQL would decide for
+-- the role's own statements: the table has it enabled, the role is neither a superuser nor
+-- BYPASSRLS, and it does not have the privileges of the table's owner or the table forces its
+-- policies on the owner too. The functions that run as the schema's owner would be held to the
+-- owner's policies, not the caller's, so they refuse such a caller instead of writing or reading
+-- rows its policies would hide. Read when it is called, so a policy enabled after a plan's
+-- functions were made holds at once.
+-- PL/pgSQL, whose queries a session plans once, where a SQL function called from a save's
+-- expression would be planned again in every transaction; every name qualified instead of a SET
+-- search_path, which would cost each save more than the query; the roles only for a table with
+-- row-level security.
+CREATE OR REPLACE FUNCTION cutover.caller_held_to_row_security(p_table regclass) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $row_security$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) p_table AND c.relrowsecurity) THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_class c
+                    WHERE c.oid OPERATOR(pg_catalog.=) p_table
+                      AND (c.relforcerowsecurity OR NOT pg_catalog.pg_has_role(cutover.calling_role(), c.relowner, 'USAGE')))
+       AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+                        WHERE r.rolname OPERATOR(pg_catalog.=) cutover.calling_role() AND (r.rolsuper OR r.rolbypassrls));
+END
+$row_security$;
+
 -- Whether the calling role may itself INSERT into (p_insert) or UPDATE p_table: on the whole
--- table, or on every one of the columns p_columns the save writes. Inlined where it is called,
--- so that a save pays for the privilege check and nothing more.
+-- table, or on every one of the columns p_columns the save writes, and with no row-level
+-- security that holds it. Inlined where it is called, so that a save pays for these checks
+-- and nothing more.
 CREATE OR REPLACE FUNCTION cutover.caller_may_write(p_table regclass, p_columns text[], p_insert boolean)
 RETURNS boolean LANGUAGE sql STABLE AS $may_write$
-SELECT has_table_privilege(cutover.calling_role(), p_table, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
-       OR cutover.caller_has_column_privileges(p_table, p_columns, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
+SELECT (has_table_privilege(cutover.calling_role(), p_table, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
+        OR cutover.caller_has_column_privileges(p_table, p_columns, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END))
+       AND NOT cutover.caller_held_to_row_security(p_table)
 $may_write$;
 
--- Raises CU007: the calling role may not write p_table, so a save does not write it either.
+-- Raises CU007: the calling role may not write p_table, or row-level security holds it there,
+-- so a save does not write it either.
 CREATE OR REPLACE FUNCTION cutover.refuse_write(p_table regclass, p_insert boolean)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $refuse_write$
 BEGIN
+    IF cutover.caller_held_to_row_security(p_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format(
+            'role %s is held to row-level security on %s, which a save through Cutover would not apply, so it may not save there',
+            cutover.calling_role(), p_table);
+    END IF;
     RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not %s %s, so it may not save there either',
         cutover.calling_role(), CASE WHEN p_insert THEN 'insert into' ELSE 'update' END, p_table);
 END
@@ -1438,6 +1473,11 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format('role %s may not read %s, so it may not read its records either',
                                                                   cutover.calling_role(), v_table);
     END IF;
+    IF cutover.caller_held_to_row_security(v_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CU007', MESSAGE = format(
+            'role %s is held to row-level security on %s, which a read through Cutover would not apply, so it may not read its records',
+            cutover.calling_role(), v_table);
+    END IF;
     RETURN QUERY EXECUTE format('SELECT %s, to_jsonb(t) FROM %s AS t WHERE %s',
         CASE WHEN v_entity.revision_column IS NULL THEN 't.xmin::text::bigint' ELSE format('t.%I', v_entity.revision_column) END,
         v_table,
@@ -1456,6 +1496,7 @@ REVOKE EXECUTE ON FUNCTION
     cutover.make_record_save(text),
     cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text, text, text),
     cutover.caller_has_column_privileges(regclass, text[], text),
+    cutover.caller_held_to_row_security(regclass),
     cutover.caller_may_write(regclass, text[], boolean),
     cutover.refuse_write(regclass, boolean),
     cutover.calling_role(),

@@ -13,6 +13,12 @@ extension PhaseRunner {
     public func checks(before step: PhaseStep, state: MigrationState) throws -> [CheckOutcome] {
         var results = [try appliedPlanUnchanged()]
         switch step {
+        case .expand, .backfill, .contract, .revertExpand:
+            results.append(try rowSecurityHidesNoRow())
+        case .switchModern, .switchLegacy, .revertContract:
+            break
+        }
+        switch step {
         case .expand:
             if let gate = try rehearsalCheck() { results.append(gate) }
             results += try planChecks(.expand)
@@ -142,6 +148,38 @@ extension PhaseRunner {
         } catch let error as PostgresError {
             if options.isStopRequested() { throw error }
             return CheckOutcome(name: name, isPassed: false, observed: observedFailure(error), expected: "= 0", message: message)
+        }
+    }
+
+    /// Row-level security on the plan's table does not hold the runner's role: the backfill,
+    /// its count of the rows still to convert and the checks of contract and of expand's revert
+    /// would otherwise see only the rows the table's policies show that role, and report a table
+    /// done whose hidden rows were never converted, or a revert safe that loses them. `phase`'s
+    /// sessions also run with `row_security` off, so a statement the policies would filter fails
+    /// instead; this check says so before anything runs. A table that does not exist (yet, or
+    /// by that name) passes: there is nothing to hide; a name the server cannot read fails with
+    /// its error.
+    func rowSecurityHidesNoRow() throws -> CheckOutcome {
+        let name = "row-level security hides no row"
+        let expected = "the runner's role sees every row"
+        let message = "the backfill, its count and these checks would see only the rows the policies show this role, and "
+            + "contract would drop the legacy columns of the others unconverted: run phase as the table's owner (with no "
+            + "FORCE ROW LEVEL SECURITY) or as a role with BYPASSRLS"
+        do {
+            let (isHeld, role) = try readOnly { session in
+                let found = try session.query("""
+                    SELECT coalesce((SELECT row_security_active(c.oid) FROM pg_catalog.pg_class c
+                                      WHERE c.oid = to_regclass(\(plan.table)) AND c.relkind IN ('r', 'p')), false) AS held,
+                           CAST(current_user AS text) AS role
+                    """)[0]
+                return (try found.decode(Bool.self, "held"), try found.decode(String.self, "role"))
+            }
+            return CheckOutcome(name: name, isPassed: !isHeld,
+                                observed: isHeld ? "the policies of \(plan.table) hold role \(role)" : "none holds role \(role)",
+                                expected: expected, message: message)
+        } catch let error as PostgresError {
+            if options.isStopRequested() { throw error }
+            return CheckOutcome(name: name, isPassed: false, observed: observedFailure(error), expected: expected, message: message)
         }
     }
 

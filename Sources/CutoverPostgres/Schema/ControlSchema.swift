@@ -20,13 +20,14 @@ import PostgresClient
 /// ```
 public enum ControlSchema {
     /// The version of the control schema this binary creates and understands.
-    public static let version = 14
+    public static let version = 15
 
     /// The oldest version whose application side (what the store, the fleet's writer path and
     /// the reader registry use) is this version's: applications of this binary work with a
     /// schema installed from it on, and applications of it or later with this binary's schema,
     /// which records it as `schema_version.applications_from`. Version 13 added
-    /// `cutover.count_rows`, which only `phase` calls.
+    /// `cutover.count_rows`, which only `phase` calls; 14 and 15 changed only what the save
+    /// and read functions refuse, not how they are called.
     public static let applicationSideSince = 12
 
     /// Who checks the control schema: `phase`, which needs its own version, or an

@@ -76,6 +76,8 @@ struct PhaseContext: Sendable {
     /// - `statement_timeout`, `lock_timeout`: a bound on everything the runner sends, checks and
     ///   bookkeeping included; DDL sets its own shorter lock timeout on top.
     /// - `idle_in_transaction_session_timeout`: a runner stuck mid-transaction gives its locks up.
+    /// - `row_security`: off, so a statement that row-level security would filter fails rather
+    ///   than convert, count or check only the rows the policies show the runner's role.
     /// - `client_connection_check_interval` (PostgreSQL 14+), `tcp_keepalives_*`: the server
     ///   notices within seconds that the client went away, even during a long statement, and
     ///   ends the session, releasing the runner lock it held.
@@ -85,6 +87,7 @@ struct PhaseContext: Sendable {
             "statement_timeout": "\(DurationText.milliseconds(in: statementTimeout))ms",
             "lock_timeout": "\(DurationText.milliseconds(in: sessionLockTimeout))ms",
             "idle_in_transaction_session_timeout": "60s",
+            "row_security": "off",
             "client_connection_check_interval": "5s",
             "tcp_keepalives_idle": "\(keepalives.idle.components.seconds)",
             "tcp_keepalives_interval": "\(keepalives.interval.components.seconds)",

@@ -125,8 +125,9 @@ struct SaveFunctionGuardTests {
     /// Row-level security that holds the calling role refuses every save and read through the
     /// functions, which run as the schema's owner and would not apply its policies; a role
     /// that bypasses it, one with the privileges of the table's owner (until the table forces
-    /// its policies on the owner too) and every role once it is disabled save again, each seen
-    /// by the same session whose calls were refused, so nothing of the check is kept between calls.
+    /// its policies on the owner too) and every role once it is disabled save again, and none
+    /// once it is enabled again: each seen by the same session, through save_draft and the
+    /// path's own function, whose plans must follow every change of the table.
     @Test func rowLevelSecurityThatHoldsTheCallerRefusesEverySaveAndRead() async throws {
         try await Roles.withRoles("save_guard_rls") { roles in
             try await roles.installAsMigrator()
@@ -150,13 +151,17 @@ struct SaveFunctionGuardTests {
                 let modern = try connection.query("SELECT legacy_save_function AS f FROM cutover.record_plans WHERE plan = 'drafts'")[0]
                     .decode(String.self, "f")
                 var operation = 0
-                func saveDraft(_ id: String) -> RecordSaveFunctionTests.Answer {
+                // A create of `id` through save_draft and through the path's own function.
+                func saveBoth(_ id: String) -> [RecordSaveFunctionTests.Answer] {
                     operation += 1
-                    return Self.answer(connection, "SELECT * FROM cutover.save_draft('s', 'op-\(operation)', '\\x00', '\(id)', 0, 'legacy', 'T', NULL, NULL)")
+                    return [
+                        Self.answer(connection, "SELECT * FROM cutover.save_draft('s', 'op-\(operation)', '\\x00', '\(id)-a', 0, 'legacy', 'T', NULL, NULL)"),
+                        Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-\(operation)-b', '\(id)-b', 0, 'T', '\\x00')"),
+                    ]
                 }
                 // Even a row the policy would let it write: the save cannot tell.
                 let refused = [
-                    saveDraft("mine-1"),
+                    saveBoth("mine-1")[0],
                     Self.answer(connection, """
                         SELECT * FROM cutover.save_record('drafts', 's', 'op-r1', '{"id": "mine-2"}', 0, 'legacy', '{"title": "T"}')
                         """),
@@ -178,28 +183,32 @@ struct SaveFunctionGuardTests {
                     .decode(Int64.self, "n")
 
                 try admin.execute(unsafeSQL: "ALTER ROLE \(quotedApp) BYPASSRLS")
-                let bypassing = saveDraft("other-1")
+                let bypassing = saveBoth("other-1")
                 try admin.execute(unsafeSQL: """
                     ALTER ROLE \(quotedApp) NOBYPASSRLS;
                     GRANT \(quotedOwner) TO \(quotedApp);
                     """)
-                let asOwner = saveDraft("other-2")
+                let asOwner = saveBoth("other-2")
                 try admin.execute(unsafeSQL: "ALTER TABLE drafts FORCE ROW LEVEL SECURITY")
-                let forced = saveDraft("other-3")
+                let forced = saveBoth("other-3")
                 try admin.execute(unsafeSQL: "ALTER TABLE drafts NO FORCE ROW LEVEL SECURITY; REVOKE \(quotedOwner) FROM \(quotedApp)")
-                let heldAgain = saveDraft("other-4")
+                let heldAgain = saveBoth("other-4")
                 try admin.execute(unsafeSQL: "ALTER TABLE drafts DISABLE ROW LEVEL SECURITY")
-                let disabled = saveDraft("other-5")
-                return (refused, read, written, [bypassing, asOwner, forced, heldAgain, disabled])
+                let disabled = saveBoth("other-5")
+                // Enabled again: the functions' plans made while it was off must not stand.
+                try admin.execute(unsafeSQL: "ALTER TABLE drafts ENABLE ROW LEVEL SECURITY")
+                let enabledAgain = saveBoth("other-6")
+                return (refused, read, written, [bypassing, asOwner, forced, heldAgain, disabled, enabledAgain])
             }
             #expect(outcome.0 == Array(repeating: .raised("CU007", refusal), count: 5))
             #expect(outcome.1 == "CU007: " + readRefusal)
             #expect(outcome.2 == 1, "only the row the test wrote: nothing saved, nothing claimed")
-            #expect(outcome.3 == [.row("committed", 1), .row("committed", 1), .raised("CU007", refusal), .raised("CU007", refusal),
-                                  .row("committed", 1)])
+            let committed = RecordSaveFunctionTests.Answer.row("committed", 1)
+            let held = RecordSaveFunctionTests.Answer.raised("CU007", refusal)
+            #expect(outcome.3 == [[committed, committed], [committed, committed], [held, held], [held, held], [committed, committed],
+                                  [held, held]])
 
             // The stores say so as their own errors.
-            try await roles.admin { connection in try connection.execute(unsafeSQL: "ALTER TABLE drafts ENABLE ROW LEVEL SECURITY") }
             try await Self.expectStoresRefuse(appConfiguration, key: "mine-9", refusal: refusal, readRefusal: readRefusal)
         }
     }

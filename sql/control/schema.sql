@@ -583,15 +583,28 @@ BEGIN
 END
 $row_security$;
 
+-- Whether p_table has row-level security enabled, as it was when the query that calls this was
+-- planned: IMMUTABLE, so that the planner folds the call into a constant and a save does not
+-- read the catalog. Call it only in a query that reads p_table (a join to none of its rows
+-- will do): PostgreSQL makes such a query's plan again whenever the table's definition changes,
+-- and enabling, forcing or disabling row-level security changes it.
+CREATE OR REPLACE FUNCTION cutover.row_security_when_planned(p_table regclass) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $row_security_when_planned$
+SELECT coalesce((SELECT c.relrowsecurity FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) p_table), false)
+$row_security_when_planned$;
+
 -- Whether the calling role may itself INSERT into (p_insert) or UPDATE p_table: on the whole
 -- table, or on every one of the columns p_columns the save writes, and with no row-level
--- security that holds it. Inlined where it is called, so that a save pays for these checks
--- and nothing more.
-CREATE OR REPLACE FUNCTION cutover.caller_may_write(p_table regclass, p_columns text[], p_insert boolean)
+-- security that holds it. p_row_security: whether the table may have row-level security
+-- (true, or cutover.row_security_when_planned in a query on the table); when false the roles
+-- are not read. Inlined where it is called, so that a save pays for these checks and nothing
+-- more.
+DROP FUNCTION IF EXISTS cutover.caller_may_write(regclass, text[], boolean);
+CREATE OR REPLACE FUNCTION cutover.caller_may_write(p_table regclass, p_columns text[], p_insert boolean, p_row_security boolean)
 RETURNS boolean LANGUAGE sql STABLE AS $may_write$
 SELECT (has_table_privilege(cutover.calling_role(), p_table, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END)
         OR cutover.caller_has_column_privileges(p_table, p_columns, CASE WHEN p_insert THEN 'INSERT' ELSE 'UPDATE' END))
-       AND NOT cutover.caller_held_to_row_security(p_table)
+       AND NOT (p_row_security AND cutover.caller_held_to_row_security(p_table))
 $may_write$;
 
 -- Raises CU007: the calling role may not write p_table, or row-level security holds it there,
@@ -658,11 +671,13 @@ BEGIN
         v_setting := set_config('lock_timeout', p_lock_timeout_ms::text || 'ms', true);
     END IF;
 
-    -- The function writes as the schema's owner: only what its caller may write itself.
+    -- The function writes as the schema's owner: only what its caller may write itself. Its
+    -- privileges here; row-level security that holds it with the table's columns below, in a
+    -- query on the table, whose plan reads whether the table has any when it is made.
     IF NOT cutover.caller_may_write(@drafts_literal@::regclass,
                CASE WHEN p_expected = 0 THEN ARRAY['id'] ELSE '{}' END
                || CASE p_path WHEN 'legacy' THEN ARRAY['title', 'revision'] ELSE ARRAY['title', 'document', 'revision'] END,
-               p_expected = 0) THEN
+               p_expected = 0, false) THEN
         PERFORM cutover.refuse_write(@drafts_literal@::regclass, p_expected = 0);
     END IF;
 
@@ -695,8 +710,16 @@ BEGIN
 
     -- 2. Which representations the table holds now: the columns of its row as a row-less
     --    query returns it. Its plan is made again whenever the table changes, and costs far
-    --    less than a catalog query with an aggregate.
-    SELECT * INTO v_shape FROM @drafts@ WHERE false;
+    --    less than a catalog query with an aggregate. The same query finds a row exactly when
+    --    row-level security on the table holds the caller: with none on the table the planner
+    --    makes its condition false, and the query reads nothing. After the claim, like the
+    --    check of the representations, so that a retry of a committed operation replays.
+    SELECT t.* INTO v_shape FROM (SELECT) AS one LEFT JOIN @drafts@ AS t ON false
+     WHERE cutover.row_security_when_planned(@drafts_literal@::regclass)
+       AND cutover.caller_held_to_row_security(@drafts_literal@::regclass);
+    IF FOUND THEN
+        PERFORM cutover.refuse_write(@drafts_literal@::regclass, p_expected = 0);
+    END IF;
     v_columns := to_jsonb(v_shape);
     v_has_title := v_columns ? 'title';
     v_has_document := v_columns ? 'document';
@@ -1051,7 +1074,7 @@ $template$,
         END IF;$correct$, p_predicted, p_plan) ELSE '' END,
     p_current,
     CASE WHEN p_table IS NOT NULL THEN format($check$    -- The function writes as the schema's owner: only what its caller may write itself.
-    IF NOT cutover.caller_may_write(%1$s, %2$s, p_expected = 0) THEN
+    IF NOT cutover.caller_may_write(%1$s, %2$s, p_expected = 0, true) THEN
         PERFORM cutover.refuse_write(%1$s, p_expected = 0);
     END IF;
 $check$, p_table, p_written) ELSE '' END)
@@ -1307,8 +1330,11 @@ BEGIN
     -- that a join to no row of the table gives has their types now: a query on the table, whose
     -- plan is made again when the table changes. Another type sends the save to
     -- save_record_dynamic, which reads the values as the table's types are now.
-    -- The same query tells whether the calling role may write the table itself (0 when not).
-    SELECT CASE WHEN %1$s THEN CASE WHEN cutover.caller_may_write(%7$L::regclass, %8$s, p_expected = 0) THEN 1 ELSE 0 END END
+    -- The same query tells whether the calling role may write the table itself (0 when not),
+    -- with whether the table has row-level security read when its plan is made.
+    SELECT CASE WHEN %1$s THEN CASE WHEN cutover.caller_may_write(%7$L::regclass, %8$s, p_expected = 0,
+                                                                  cutover.row_security_when_planned(%7$L::regclass))
+                                    THEN 1 ELSE 0 END END
       INTO v_made FROM (SELECT) AS one LEFT JOIN %2$s AS t ON false;
     IF v_made IS DISTINCT FROM 1 THEN
         IF v_made = 0 THEN
@@ -1497,7 +1523,8 @@ REVOKE EXECUTE ON FUNCTION
     cutover.record_save_source(text, text, text, text, text, text, text, text, text, text, text, text, boolean, text, text, text),
     cutover.caller_has_column_privileges(regclass, text[], text),
     cutover.caller_held_to_row_security(regclass),
-    cutover.caller_may_write(regclass, text[], boolean),
+    cutover.row_security_when_planned(regclass),
+    cutover.caller_may_write(regclass, text[], boolean, boolean),
     cutover.refuse_write(regclass, boolean),
     cutover.calling_role(),
     cutover.record_json_parameters(text, text, text),

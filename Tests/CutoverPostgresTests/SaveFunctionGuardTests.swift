@@ -148,7 +148,7 @@ struct SaveFunctionGuardTests {
                     CREATE POLICY only_mine ON drafts TO \(quotedApp) USING (id LIKE 'mine-%') WITH CHECK (id LIKE 'mine-%');
                     """)
                 let connection = try PostgresConnection(configuration: appConfiguration)
-                let modern = try connection.query("SELECT legacy_save_function AS f FROM cutover.record_plans WHERE plan = 'drafts'")[0]
+                let pathFunction = try connection.query("SELECT legacy_save_function AS f FROM cutover.record_plans WHERE plan = 'drafts'")[0]
                     .decode(String.self, "f")
                 var operation = 0
                 // A create of `id` through save_draft and through the path's own function.
@@ -156,7 +156,7 @@ struct SaveFunctionGuardTests {
                     operation += 1
                     return [
                         Self.answer(connection, "SELECT * FROM cutover.save_draft('s', 'op-\(operation)', '\\x00', '\(id)-a', 0, 'legacy', 'T', NULL, NULL)"),
-                        Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-\(operation)-b', '\(id)-b', 0, 'T', '\\x00')"),
+                        Self.answer(connection, "SELECT * FROM \(pathFunction)('s', 'op-\(operation)-b', '\(id)-b', 0, 'T', '\\x00')"),
                     ]
                 }
                 // Even a row the policy would let it write: the save cannot tell.
@@ -165,12 +165,12 @@ struct SaveFunctionGuardTests {
                     Self.answer(connection, """
                         SELECT * FROM cutover.save_record('drafts', 's', 'op-r1', '{"id": "mine-2"}', 0, 'legacy', '{"title": "T"}')
                         """),
-                    Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-r2', 'mine-3', 0, 'T', '\\x00')"),
+                    Self.answer(connection, "SELECT * FROM \(pathFunction)('s', 'op-r2', 'mine-3', 0, 'T', '\\x00')"),
                     Self.answer(connection, """
                         SELECT * FROM cutover.save_record('drafts', 's', 'op-r3', '{"id": "mine-4"}', 0, 'modern', '{"title": "T"}')
                         """),
                     // An update of a row it may see, through the path's own function.
-                    Self.answer(connection, "SELECT * FROM \(modern)('s', 'op-r4', 'mine-0', 1, 'T2', '\\x00')"),
+                    Self.answer(connection, "SELECT * FROM \(pathFunction)('s', 'op-r4', 'mine-0', 1, 'T2', '\\x00')"),
                 ]
                 let read: String
                 do {
@@ -198,14 +198,15 @@ struct SaveFunctionGuardTests {
                 // Enabled again: the functions' plans made while it was off must not stand.
                 try admin.execute(unsafeSQL: "ALTER TABLE drafts ENABLE ROW LEVEL SECURITY")
                 let enabledAgain = saveBoth("other-6")
-                return (refused, read, written, [bypassing, asOwner, forced, heldAgain, disabled, enabledAgain])
+                return (refused: refused, read: read, written: written,
+                        afterChanges: [bypassing, asOwner, forced, heldAgain, disabled, enabledAgain])
             }
-            #expect(outcome.0 == Array(repeating: .raised("CU007", refusal), count: 5))
-            #expect(outcome.1 == "CU007: " + readRefusal)
-            #expect(outcome.2 == 1, "only the row the test wrote: nothing saved, nothing claimed")
+            #expect(outcome.refused == Array(repeating: .raised("CU007", refusal), count: 5))
+            #expect(outcome.read == "CU007: " + readRefusal)
+            #expect(outcome.written == 1, "only the row the test wrote: nothing saved, nothing claimed")
             let committed = RecordSaveFunctionTests.Answer.row("committed", 1)
             let held = RecordSaveFunctionTests.Answer.raised("CU007", refusal)
-            #expect(outcome.3 == [[committed, committed], [committed, committed], [held, held], [held, held], [committed, committed],
+            #expect(outcome.afterChanges == [[committed, committed], [committed, committed], [held, held], [held, held], [committed, committed],
                                   [held, held]])
 
             // The stores say so as their own errors.

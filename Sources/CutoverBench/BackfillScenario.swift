@@ -188,6 +188,16 @@ struct BackfillScenario {
         pace.replicaLag = ReplicaLagCeiling(maximum: Self.standbyCeiling)
         let engine = try BackfillEngine(source, backfill: step, options: pace)
         let configuration = database.configuration
+        // The standby accepts connections before it streams, and the primary lists it only
+        // once it has replied: the run starts then.
+        try await runOnDedicatedThread(named: "cutover-bench-standby") {
+            let connection = try PostgresConnection(configuration: configuration)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try !StandbyReplication.list(upstream: "primary", on: connection).contains(where: { $0.isStandby && $0.replayPosition != nil }) {
+                guard ContinuousClock.now < deadline else { throw BenchError("the benchmark's standby did not report its replay within 60 s") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
         let sampling = StopSignal()
         let sampler = Task {
             try await runOnDedicatedThread(named: "cutover-bench-lag") { () throws -> (largest: Duration, samples: Int) in

@@ -25,18 +25,13 @@ extension EphemeralCluster {
     }
 
     private func startStandbyBlocking(settings: [String: String], startTimeout: Duration) throws -> EphemeralCluster {
-        let baseBackup = binDirectory + "/pg_basebackup"
-        guard FileManager.default.isExecutableFile(atPath: baseBackup) else {
-            throw EphemeralClusterError(message: "cannot start a standby: \(baseBackup) was not found beside pg_ctl")
-        }
+        let baseBackup = try program("pg_basebackup", toStart: "a standby")
         let directory = try tools.makePrivateDirectory()
         tools.startWatchdog(directory: directory)
         do {
-            // The password goes in a passfile the backup's primary_conninfo names, so that it
-            // is neither on a command line nor in the standby's settings.
-            let passfile = directory + "/pgpass"
-            try tools.writeFile(passfile, contents: "127.0.0.1:\(port):*:\(user):\(password)\n")
-            let source = "host=127.0.0.1 port=\(port) user=\(user) passfile=\(passfile) application_name=standby_\(directory.split(separator: "-").last ?? "")"
+            // The backup's primary_conninfo names the passfile, so that the password is in
+            // neither the standby's settings nor a command line.
+            let source = try replicationSource(in: directory, applicationName: "standby_\(directory.split(separator: "-").last ?? "")")
             try tools.run(baseBackup, ["-D", directory + "/data", "-d", source, "-R", "-X", "stream",
                                        "--checkpoint=fast", "--no-sync"],
                           log: directory + "/basebackup.log", what: "pg_basebackup")
@@ -59,5 +54,23 @@ extension EphemeralCluster {
     /// Promotes this standby to a primary (`pg_ctl promote`), waiting until it accepts writes.
     package func promote() throws {
         try tools.run(tools.pgCtl, ["promote", "-D", dataDirectory, "-w", "-t", "60"], log: nil, what: "pg_ctl promote")
+    }
+
+    /// The path of `name`, one of the cluster's own programs, checked to be there.
+    func program(_ name: String, toStart what: String) throws -> String {
+        let path = binDirectory + "/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw EphemeralClusterError(message: "cannot start \(what): \(path) was not found beside pg_ctl")
+        }
+        return path
+    }
+
+    /// A connection string to this cluster over loopback for a replication client started in
+    /// `directory`, as `applicationName`: its password goes in a passfile there, never on a
+    /// command line.
+    func replicationSource(in directory: String, applicationName: String) throws -> String {
+        let passfile = directory + "/pgpass"
+        try tools.writeFile(passfile, contents: "127.0.0.1:\(port):*:\(user):\(password)\n")
+        return "host=127.0.0.1 port=\(port) user=\(user) passfile=\(passfile) application_name=\(applicationName)"
     }
 }

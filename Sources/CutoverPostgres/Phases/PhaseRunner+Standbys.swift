@@ -15,7 +15,8 @@ extension PhaseRunner {
         case .expand?, .contract?, .revertExpand?, .revertContract?: work = .exclusiveLocks
         case .switchModern?, .switchLegacy?, nil: work = nil
         }
-        for node in survey.nodes {
+        // A base backup or a WAL archiver (``StandbyReplication/isStandby``) is listed, not warned of.
+        for node in survey.nodes where node.reported?.isStandby != false {
             if let problem = node.problem {
                 warnings.append("standby \(node.name) \(problem)")
             } else if let inspection = node.inspection, let work {

@@ -20,9 +20,11 @@ public enum ReplicationText {
     }
 
     /// A standby's replay lag as its upstream reports it: `1.2s (4.1 MB)`, `0ms (caught up)`,
-    /// or the bytes alone when PostgreSQL has no lag time to show.
+    /// or the bytes alone when PostgreSQL has no lag time to show; or why there is none to show.
     public static func replayLag(of row: StandbyReplication) -> String {
-        guard let bytes = row.lagBytes else { return "hidden from this role (grant it pg_monitor)" }
+        guard row.isVisible else { return "hidden from this role (grant it pg_monitor)" }
+        if row.replaysNothing { return "none: it replays no WAL (pg_receivewal, or a backup tool streaming WAL)" }
+        guard let bytes = row.lagBytes, row.replayPosition != nil else { return "not reported yet: no reply since it connected" }
         if bytes == 0 { return "0ms (caught up)" }
         return (row.replayLag.map(lag) ?? "time not measured yet") + " (\(Self.bytes(bytes)))"
     }

@@ -71,7 +71,8 @@ package final class StandbyLagMonitor {
         var lags: [Lag] = []
         for row in rows {
             guard let bytes = row.lagBytes, let replayed = row.replayPosition else {
-                if hiddenReported.insert(row.name).inserted {
+                // One that has not replied since it connected is measured from its first reply.
+                if !row.isVisible, hiddenReported.insert(row.name).inserted {
                     log("standby \(row.name): its replay position is hidden from this role (grant it pg_monitor), so backfill cannot keep its lag under the ceiling")
                 }
                 continue

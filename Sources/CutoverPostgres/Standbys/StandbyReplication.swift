@@ -35,8 +35,16 @@ public struct StandbyReplication: Sendable, Equatable {
     /// Whether the role could see its replication state.
     public var isVisible: Bool { state != nil }
 
-    /// Whether it receives WAL as a standby (not a base backup, which leaves when it is taken).
-    public var isStandby: Bool { state != "backup" }
+    /// Whether it receives WAL as a standby: not a base backup, which leaves when it is taken,
+    /// nor a client that replays none (``replaysNothing``).
+    public var isStandby: Bool { state != "backup" && !replaysNothing }
+
+    /// Whether its client has replied and reports no replay position: it keeps the WAL and
+    /// replays none, as `pg_receivewal` and the backup tools that stream WAL with it do, so it
+    /// has no sessions, serves no reads and has no replay lag. A standby reports what it
+    /// replayed from its first reply on; one that has not replied since it connected is still
+    /// a standby.
+    public var replaysNothing: Bool { isVisible && replyAge != nil && replayPosition == nil }
 
     /// Every WAL sender `connection`'s server runs, as seen from it, `upstream` naming that
     /// server; physical replication only (a logical slot's sender is not a standby).

@@ -106,9 +106,16 @@ public final class StandbySurvey {
         }
         for (index, row) in reported.enumerated() where !matched.contains(index) {
             var node = StandbyNode(name: row.name, reported: row, isAllowedUninspected: false)
-            node.problem = row.isVisible
-                ? "reported by the \(row.upstream == "primary" ? "primary" : "standby \(row.upstream)") but not inspected: list it with --standby URL or \(StandbyOptions.environmentVariable)"
-                : "reported by the \(row.upstream == "primary" ? "primary" : "standby \(row.upstream)"), hidden from this role (grant it pg_monitor), and not inspected: list it with --standby URL"
+            let reporter = row.upstream == "primary" ? "primary" : "standby \(row.upstream)"
+            if row.replaysNothing {
+                node.problem = "is not a standby: it keeps the WAL and replays none, so it has no sessions for contract to check"
+            } else if !row.isStandby {
+                node.problem = "is not a standby: a base backup being taken"
+            } else {
+                node.problem = row.isVisible
+                    ? "reported by the \(reporter) but not inspected: list it with --standby URL or \(StandbyOptions.environmentVariable)"
+                    : "reported by the \(reporter), hidden from this role (grant it pg_monitor), and not inspected: list it with --standby URL"
+            }
             survey.nodes.append(node)
         }
         for index in survey.nodes.indices {

@@ -233,11 +233,15 @@ struct SyncTrigger: Sendable, Hashable {
     /// The new writer said so (`SET LOCAL cutover.writer = 'modern'`).
     private static var declaredModern: String { setting("cutover.writer", is: "modern") }
 
-    /// Calls ``noteFunction`` when `condition` (a legacy write) holds and the session has not
-    /// looked at the record for this table in this second.
+    /// Calls ``noteFunction`` when the session has not looked at the record for this table in
+    /// this second and `condition` (a legacy write) holds. `condition` is asked only then: in
+    /// most writes the session has looked already, and the expression PL/pgSQL would otherwise
+    /// prepare in every transaction is prepared at most once a second.
     private func note(if condition: String?) -> [String] {
         let unnoted = "NOT coalesce(pg_catalog.current_setting('\(Self.legacyNotedSetting)', true) OPERATOR(pg_catalog.=) \(noted), false)"
-        return ["IF \(condition.map { $0 + " AND " } ?? "")\(unnoted) THEN", "    PERFORM \(noteFunction)();", "END IF;"]
+        let perform = "PERFORM \(noteFunction)();"
+        guard let condition else { return ["IF \(unnoted) THEN", "    " + perform, "END IF;"] }
+        return ["IF \(unnoted) THEN", "    IF \(condition) THEN", "        " + perform, "    END IF;", "END IF;"]
     }
 
     /// `CREATE OR REPLACE FUNCTION cutover.<table>_note_legacy_write()`: the legacy-activity

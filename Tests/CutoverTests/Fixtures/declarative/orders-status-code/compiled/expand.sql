@@ -40,8 +40,10 @@ BEGIN
         END IF;
     ELSIF cutover.orders_status_differs(NEW.status, OLD.status) THEN
         NEW.status_code := cutover.orders_status_code_up(NEW);
-        IF NOT coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false) AND NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' public.orders'), false) THEN
-            PERFORM cutover.orders_note_legacy_write();
+        IF NOT coalesce(pg_catalog.current_setting('cutover.legacy_noted', true) OPERATOR(pg_catalog.=) (CAST(CAST(pg_catalog.date_part('epoch', pg_catalog.now()) AS pg_catalog.int8) AS pg_catalog.text) OPERATOR(pg_catalog.||) ' public.orders'), false) THEN
+            IF NOT coalesce(pg_catalog.current_setting('cutover.writer', true) OPERATOR(pg_catalog.=) 'modern', false) THEN
+                PERFORM cutover.orders_note_legacy_write();
+            END IF;
         END IF;
     ELSIF NEW.status_code IS NULL AND (cutover.orders_id_differs(NEW.id, OLD.id) OR coalesce(pg_catalog.current_setting('cutover.backfill', true) OPERATOR(pg_catalog.=) 'on', false)) THEN
         NEW.status_code := cutover.orders_status_code_up(NEW);

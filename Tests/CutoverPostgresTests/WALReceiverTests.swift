@@ -56,6 +56,9 @@ struct WALReceiverTests {
             #expect(node.reported?.applicationName == "wal-archive")
             #expect(!node.blocksContract)
             #expect(node.problem == "is not a standby: it keeps the WAL and replays none, so it has no sessions for contract to check")
+            let check = PhaseRunner.standbysInspected(survey)
+            #expect(check.isPassed)
+            #expect(check.observed == "no standby; not standbys, as they replay no WAL: wal-archive (127.0.0.1)")
         }
     }
 

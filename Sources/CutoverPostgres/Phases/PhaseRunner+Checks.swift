@@ -39,7 +39,7 @@ extension PhaseRunner {
                 results.append(try modernWriterWindow(state))
                 let standbys = try surveyStandbys()
                 results.append(try readOnly { try noLegacySessions(on: $0, standbys: standbys) })
-                results.append(standbysInspected(standbys))
+                results.append(Self.standbysInspected(standbys))
                 results.append(try readOnly(noLiveReaderNeedsV1))
                 results.append(try readOnly(noRecentLegacyWrites))
             }

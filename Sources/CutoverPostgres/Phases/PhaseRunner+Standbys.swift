@@ -34,13 +34,24 @@ extension PhaseRunner {
     /// Every standby that contract's checks must see was inspected: a standby the primary
     /// reports but nobody listed, a listed one that cannot be reached, or one that is not a
     /// standby of this primary, hides sessions that may still read v1.
-    func standbysInspected(_ survey: StandbySurvey) -> CheckOutcome {
+    static func standbysInspected(_ survey: StandbySurvey) -> CheckOutcome {
         let blocking = survey.nodes.filter(\.blocksContract)
         let allowed = survey.nodes.filter { !$0.isInspected && $0.isAllowedUninspected }
         let inspected = survey.nodes.filter(\.isInspected).count
-        var observed = blocking.isEmpty
-            ? (survey.nodes.isEmpty ? "no standby reported or listed" : "\(inspected) inspected")
-            : blocking.prefix(5).map { "\($0.name) \($0.problem ?? "")" }.joined(separator: "; ")
+        // WAL receivers that replay nothing (an archiver, a base backup) are reported but are no
+        // standbys: say so, rather than "0 inspected" beside a sender the operator can see.
+        let notStandbys = survey.nodes.filter { $0.reported.map { !$0.isStandby } ?? false }.map(\.name)
+        var observed: String
+        if !blocking.isEmpty {
+            observed = blocking.prefix(5).map { "\($0.name) \($0.problem ?? "")" }.joined(separator: "; ")
+        } else if survey.nodes.isEmpty {
+            observed = "no standby reported or listed"
+        } else {
+            observed = survey.nodes.count > notStandbys.count ? "\(inspected) inspected" : "no standby"
+            if !notStandbys.isEmpty {
+                observed += "; not standbys, as they replay no WAL: " + notStandbys.joined(separator: ", ")
+            }
+        }
         if !allowed.isEmpty { observed += "; allowed uninspected: " + allowed.map(\.name).joined(separator: ", ") }
         return CheckOutcome(name: "every standby inspected", isPassed: blocking.isEmpty, observed: observed,
                             expected: "every reported or listed standby inspected",

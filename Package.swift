@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "PostgresFaultsTests", dependencies: ["PostgresFaults", "PostgresClient", "CutoverTestSupport"]),
         .testTarget(name: "CutoverPostgresTests", dependencies: ["CutoverPostgres", "EphemeralPostgres", "PostgresFaults",
                                                                 "CutoverTestSupport"]),
-        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "CommandLineKit", "EphemeralPostgres", "PostgresFaults",
+        .testTarget(name: "PhaseCLITests", dependencies: ["PhaseCLI", "CommandLineKit", "CutoverBench", "EphemeralPostgres", "PostgresFaults",
                                                           "CutoverTestSupport"],
                     resources: [.copy("Golden")]),
     ],

@@ -43,7 +43,7 @@ struct BenchReport: Sendable, Encodable {
             lines.append([
                 result.scenario, Format.figure(result.ours, unit: result.unit),
                 result.baseline.map { Format.figure($0, unit: result.unit) } ?? "—",
-                result.ratio.map(Format.ratio) ?? "—", result.goal.text, met,
+                result.ratioText ?? "—", result.goal.text, met,
                 Format.milliseconds(result.latencyOurs?.p50), Format.milliseconds(result.latencyOurs?.p99),
                 Format.milliseconds(result.latencyBaseline?.p50), Format.milliseconds(result.latencyBaseline?.p99),
                 result.extra["server_cpu_us_per_save_ours"].map(Format.number) ?? "—",

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One line of the report: a scenario, our figure, its baseline's, and the goal.
 struct ScenarioResult: Sendable, Encodable {
     /// The goal a ratio (or, without a baseline, a value) is held to.
@@ -72,6 +74,27 @@ struct ScenarioResult: Sendable, Encodable {
         case .valueBelow(let limit): ours < limit
         case .none: nil
         }
+    }
+
+    /// The ratio as the table shows it: two decimals, or as many more as it takes for the text
+    /// not to seem to contradict the goal (0.897× against a goal of 0.9× shows as 0.897×, not
+    /// 0.90×).
+    var ratioText: String? {
+        guard let ratio else { return nil }
+        let meets: (Double) -> Bool? = { value in
+            switch goal {
+            case .ratioAtLeast(let needed): value >= needed
+            case .ratioBelow(let limit): value < limit
+            case .valueBelow, .none: nil
+            }
+        }
+        for digits in 2...6 {
+            let scale = pow(10, Double(digits))
+            if meets((ratio * scale).rounded() / scale) == meets(ratio) || digits == 6 {
+                return String(format: "%.\(digits)f×", ratio)
+            }
+        }
+        return nil
     }
 
     enum CodingKeys: String, CodingKey {

@@ -32,9 +32,26 @@ struct BackfillScenario {
         var duration: Duration
         var saves: SaveLoad.Result
         var peakMemory: Int?
+        /// Batches the engine ran; nil for the one UPDATE.
+        var batches: Int?
+        /// What the server did meanwhile.
+        var observation: BackfillObservation
 
         var rowsPerSecond: Double { duration > .zero ? Double(rows) / duration.seconds : 0 }
+
+        /// `6.1 s, 201 batches of 4,975 rows on average, WAL 490 MB, …`: the run, and why it took that long.
+        var account: String {
+            let batching = batches.map { batches in
+                "\(Format.number(Double(batches))) batch\(batches == 1 ? "" : "es") of \(Format.number(Double(rows) / Double(max(batches, 1)))) rows on average, "
+            } ?? ""
+            return String(format: "%.1f s, ", duration.seconds) + batching + observation.summary
+        }
     }
+
+    /// The engine's sessions' `application_name`, by which ``BackfillObserver`` finds them.
+    static let engineApplicationName = "cutover-bench-backfill"
+    /// pgbench's own, for the one UPDATE.
+    static let pgbenchApplicationName = "pgbench"
 
     func run() async throws -> [ScenarioResult] {
         let database = try await BenchDatabase.create(Self.databaseName, on: server)
@@ -73,9 +90,11 @@ struct BackfillScenario {
                 if oursFirst {
                     ours.append(try await backfillWithEngine(database, load: &load))
                     log.step("backfill, \(label) rows: BackfillEngine \(Format.number(ours.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(ours.last!.saves.latencies.percentile(0.99))) (alone \(Format.milliseconds(quiet.latencies.percentile(0.99))))")
+                    log.step("  \(ours.last!.account)")
                 } else {
                     setBased.append(try await backfillWithOneUpdate(database, load: &load))
                     log.step("backfill, \(label) rows: one UPDATE \(Format.number(setBased.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(setBased.last!.saves.latencies.percentile(0.99)))")
+                    log.step("  \(setBased.last!.account)")
                 }
             }
         }
@@ -101,7 +120,8 @@ struct BackfillScenario {
             rows: Int(ours.map(\.rows).reduce(0, +)), duration: ours.map(\.duration.seconds).reduce(0, +),
             rounds: zip(ours, setBased).map { .init(ours: $0.rowsPerSecond, baseline: $1.rowsPerSecond) },
             settings: settings,
-            notes: ["latencies are those of the concurrent saves: during BackfillEngine (ours) and during the one UPDATE (baseline)"])
+            notes: ["latencies are those of the concurrent saves: during BackfillEngine (ours) and during the one UPDATE (baseline)"]
+                + Self.accounts(of: ours, as: "BackfillEngine") + Self.accounts(of: setBased, as: "one UPDATE"))
         let duringP99 = duringOurs.percentile(0.99) ?? 0
         let aloneP99 = alone.percentile(0.99) ?? 0
         let liveLoad = ScenarioResult(
@@ -137,14 +157,24 @@ struct BackfillScenario {
         var load = try await freshTable(rows: rows, in: database, pool: pool)
         let large = try await backfillWithEngine(database, load: &load)
         log.step("backfill, \(largeLabel) rows: BackfillEngine \(Format.number(large.rowsPerSecond)) rows/s, peak memory \(Format.number(Double(large.peakMemory ?? 0) / 1024)) MiB")
+        log.step("  \(large.account)")
         let firstSize = median(ours.map(\.rowsPerSecond))
         let throughput = ScenarioResult(
             scenario: "backfill, \(largeLabel) rows", unit: "rows/s", ours: large.rowsPerSecond,
             baselineName: "BackfillEngine at \(label) rows (median of its runs above)", baseline: firstSize,
             ratio: firstSize > 0 ? large.rowsPerSecond / firstSize : nil, goal: .ratioAtLeast(0.9),
             latencyOurs: large.saves.latencies.summary, rows: Int(large.rows), duration: large.duration.seconds,
-            settings: settings + "; one run")
+            extra: large.observation.extra().merging(["batches": Double(large.batches ?? 0)]) { $1 },
+            settings: settings + "; one run",
+            notes: Self.accounts(of: [large], as: "BackfillEngine") + Self.accounts(of: ours, as: "BackfillEngine at \(label) rows")
+                + ["extra: the WAL the server wrote during the run (MB), checkpoints begun, shared buffers client backends wrote out, "
+                   + "and the share of the backfill session's samples (every \(Int(BackfillObserver.interval.milliseconds)) ms) on the CPU, in each wait event, or between statements"])
         return [throughput, Self.peakMemory(of: [large], rows: rows, against: ours, rowsThen: options.lengths.backfillRows)]
+    }
+
+    /// One note per run: `BackfillEngine, run 2: 6.1 s, 201 batches …`.
+    private static func accounts(of runs: [Run], as name: String) -> [String] {
+        runs.enumerated().map { "\(name), run \($0.offset + 1): \($0.element.account)" }
     }
 
     /// "backfill peak RSS, N rows": the highest peak of `runs` over `rows` rows against that of
@@ -217,12 +247,8 @@ struct BackfillScenario {
         }
         let run: Run
         do {
-            run = try await measureBackfill(database, load: &load) {
-                let began = ContinuousClock.now
-                let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
-                    try engine.run(on: PostgresConnection(configuration: configuration))
-                }
-                return (progress.converted, ContinuousClock.now - began)
+            run = try await measureBackfill(database, load: &load, observing: Self.engineApplicationName) {
+                try await self.runEngine(engine, in: database)
             }
         } catch {
             sampling.raise()
@@ -233,6 +259,7 @@ struct BackfillScenario {
         sampling.raise()
         let (largest, samples) = try await sampler.value
         log.step("backfill, \(label) rows, streaming standby: \(Format.number(run.rowsPerSecond)) rows/s, largest replay lag \(Format.milliseconds(largest.seconds * 1000)) (ceiling \(Format.milliseconds(Self.standbyCeiling.seconds * 1000)))")
+        log.step("  \(run.account)")
         return ScenarioResult(
             scenario: "backfill, \(label) rows, standby lag ceiling \(Int(Self.standbyCeiling.seconds)) s", unit: "s",
             ours: largest.seconds, baselineName: "the ceiling", baseline: Self.standbyCeiling.seconds,
@@ -301,15 +328,21 @@ struct BackfillScenario {
     private func backfillWithEngine(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
         let (source, step) = try draftsBackfill()
         let engine = try BackfillEngine(source, backfill: step, options: engineOptions(for: step))
-        let configuration = database.configuration
         PeakMemory.reset()
-        return try await measureBackfill(database, load: &load) {
-            let began = ContinuousClock.now
-            let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
-                try engine.run(on: PostgresConnection(configuration: configuration))
-            }
-            return (progress.converted, ContinuousClock.now - began)
+        return try await measureBackfill(database, load: &load, observing: Self.engineApplicationName) {
+            try await runEngine(engine, in: database)
         }
+    }
+
+    /// Runs `engine` on a session of its own named ``engineApplicationName``: rows converted,
+    /// time taken, batches run.
+    private func runEngine(_ engine: BackfillEngine, in database: BenchDatabase) async throws -> (Int64, Duration, Int?) {
+        let configuration = server.configuration(database: database.name, applicationName: Self.engineApplicationName)
+        let began = ContinuousClock.now
+        let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
+            try engine.run(on: PostgresConnection(configuration: configuration))
+        }
+        return (progress.converted, ContinuousClock.now - began, progress.batches)
     }
 
     /// The built-in drafts plan and its backfill step.
@@ -330,24 +363,27 @@ struct BackfillScenario {
     /// Runs the one set-based UPDATE with pgbench while `load` saves, and measures it.
     private func backfillWithOneUpdate(_ database: BenchDatabase, load: inout SaveLoad) async throws -> Run {
         let before = try await remaining(database)
-        return try await measureBackfill(database, load: &load, failedSavesAllowed: true) {
+        return try await measureBackfill(database, load: &load, observing: Self.pgbenchApplicationName, failedSavesAllowed: true) {
             let run = try await pgbench.run(script: "backfill_set_based.sql", target: database.pgbenchTarget,
                                             clients: 1, transactions: 1)
-            return (before - (try await remaining(database)), run.duration)
+            return (before - (try await remaining(database)), run.duration, nil)
         }
     }
 
-    /// Runs `backfill` while `load` keeps saving, and checks that every row was converted and,
-    /// unless `failedSavesAllowed`, that every save committed.
-    private func measureBackfill(_ database: BenchDatabase, load: inout SaveLoad, failedSavesAllowed: Bool = false,
-                                 _ backfill: @escaping @Sendable () async throws -> (Int64, Duration)) async throws -> Run {
+    /// Runs `backfill` (rows converted, time, batches) while `load` keeps saving and a
+    /// ``BackfillObserver`` watches the sessions named `applicationName`, and checks that every
+    /// row was converted and, unless `failedSavesAllowed`, that every save committed.
+    private func measureBackfill(_ database: BenchDatabase, load: inout SaveLoad, observing applicationName: String,
+                                 failedSavesAllowed: Bool = false,
+                                 _ backfill: @escaping @Sendable () async throws -> (Int64, Duration, Int?)) async throws -> Run {
+        let observer = try await BackfillObserver(configuration: database.configuration, applicationNames: [applicationName])
         let stop = StopSignal()
         let saving = Task { [load] in
             var running = load
             let result = await running.run(until: .now + .seconds(3600), stop: stop, pace: Self.savePace)
             return (result, running)
         }
-        let outcome: Result<(Int64, Duration), any Error>
+        let outcome: Result<(Int64, Duration, Int?), any Error>
         do {
             outcome = .success(try await backfill())
         } catch {
@@ -357,11 +393,19 @@ struct BackfillScenario {
         let (saves, moved) = await saving.value
         load = moved
         let peak = PeakMemory.highWaterMark()
-        let (converted, duration) = try outcome.get()
+        let observed: Result<BackfillObservation, any Error>
+        do {
+            observed = .success(try await observer.finish())
+        } catch {
+            observed = .failure(error)
+        }
+        // The backfill's error first: the observer's, if any, came after it.
+        let (converted, duration, batches) = try outcome.get()
+        let observation = try observed.get()
         if !failedSavesAllowed { try check(saves) }
         let left = try await remaining(database)
         guard left == 0 else { throw BenchError("the backfill left \(left) rows unconverted") }
-        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak)
+        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak, batches: batches, observation: observation)
     }
 
     private func remaining(_ database: BenchDatabase) async throws -> Int64 {

@@ -36,13 +36,45 @@ struct BackfillObservation: Sendable, Equatable {
             + "its sessions (\(sampleCount) samples): " + (states.isEmpty ? "not seen" : states.joined(separator: ", "))
     }
 
+    /// The samples of sessions running a statement, leaving out those between statements.
+    var whileRunning: [String: Int] { samples.filter { $0.key != Self.betweenStatements } }
+
+    /// `while running a statement (120 samples): CPU 60%, IO:WALSync 25%, …`: where sessions that
+    /// spend most of their time waiting for their client (a live load's) were when they were
+    /// not, the states of at least 1% of those samples, most first.
+    var whileRunningSummary: String {
+        let running = whileRunning
+        let count = running.values.reduce(0, +)
+        let states = running.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .filter { count > 0 && Double($0.value) / Double(count) >= 0.01 }
+            .map { "\($0.key) \(Int((Double($0.value) / Double(count) * 100).rounded()))%" }
+        return "while running a statement (\(count) samples): " + (states.isEmpty ? "not seen" : states.joined(separator: ", "))
+    }
+
+    /// The samples of `self` and `other` together, and their counters added.
+    func adding(_ other: BackfillObservation) -> BackfillObservation {
+        BackfillObservation(walBytes: walBytes + other.walBytes, checkpoints: checkpoints + other.checkpoints,
+                            backendWrites: backendWrites.flatMap { mine in other.backendWrites.map { mine + $0 } },
+                            samples: samples.merging(other.samples, uniquingKeysWith: +))
+    }
+
+    /// The samples of every observation together; nil for none.
+    static func combined(_ observations: [BackfillObservation]) -> BackfillObservation? {
+        guard var total = observations.first else { return nil }
+        for observation in observations.dropFirst() { total = total.adding(observation) }
+        return total
+    }
+
+    /// What a session that is not running a statement is sampled as.
+    static let betweenStatements = "between statements"
+
     /// The figures for a scenario's `extra`, each name prefixed with `prefix`.
     func extra(prefix: String = "") -> [String: Double] {
         var figures = ["\(prefix)wal_mb": Double(walBytes) / 1_048_576, "\(prefix)checkpoints": Double(checkpoints),
                        "\(prefix)session_samples": Double(sampleCount)]
         if let backendWrites { figures["\(prefix)backend_buffer_writes"] = Double(backendWrites) }
         for state in ["CPU", "IO:WALSync", "IO:WALWrite", "LWLock:WALWrite", "IO:DataFileRead", "IO:DataFileWrite",
-                      "between statements"] {
+                      Self.betweenStatements] {
             figures["\(prefix)share_" + state.lowercased().replacingOccurrences(of: ":", with: "_")
                         .replacingOccurrences(of: " ", with: "_")] = share(of: state)
         }
@@ -53,7 +85,7 @@ struct BackfillObservation: Sendable, Equatable {
 /// Watches the server while a backfill runs: its counters before and after, and the
 /// backfill's sessions (by `application_name`) every ``interval`` from a session of its own.
 final class BackfillObserver: Sendable {
-    /// How often the backfill's sessions are sampled.
+    /// How often the backfill's sessions are sampled, unless told otherwise.
     static let interval: Duration = .milliseconds(50)
 
     private let configuration: PostgresConfiguration
@@ -67,8 +99,8 @@ final class BackfillObserver: Sendable {
         var backendWrites: Int64?
     }
 
-    /// Reads the counters and starts sampling the sessions named `applicationNames`.
-    init(configuration: PostgresConfiguration, applicationNames: [String]) async throws {
+    /// Reads the counters and starts sampling the sessions named `applicationNames` every `interval`.
+    init(configuration: PostgresConfiguration, applicationNames: [String], interval: Duration = BackfillObserver.interval) async throws {
         self.configuration = configuration
         before = try await runOnDedicatedThread(named: "cutover-bench-observer") {
             try Self.counters(on: PostgresConnection(configuration: configuration))
@@ -81,13 +113,13 @@ final class BackfillObserver: Sendable {
                 var samples: [String: Int] = [:]
                 while !stop.isRaised {
                     let rows = try connection.query("""
-                        SELECT CASE WHEN state <> 'active' THEN 'between statements'
+                        SELECT CASE WHEN state <> 'active' THEN \(BackfillObservation.betweenStatements)
                                     ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END AS doing
                           FROM pg_stat_activity
                          WHERE application_name = ANY(string_to_array(\(names), ',')) AND pid <> pg_backend_pid()
                         """)
                     for row in rows { samples[try row.decode(String.self, "doing"), default: 0] += 1 }
-                    Thread.sleep(forTimeInterval: Self.interval.seconds)
+                    Thread.sleep(forTimeInterval: interval.seconds)
                 }
                 return samples
             }

@@ -36,6 +36,8 @@ struct BackfillScenario {
         var batches: Int?
         /// What the server did meanwhile.
         var observation: BackfillObservation
+        /// Where the live load's sessions were meanwhile.
+        var savesObservation: BackfillObservation
 
         var rowsPerSecond: Double { duration > .zero ? Double(rows) / duration.seconds : 0 }
 
@@ -52,6 +54,11 @@ struct BackfillScenario {
     static let engineApplicationName = "cutover-bench-backfill"
     /// pgbench's own, for the one UPDATE.
     static let pgbenchApplicationName = "pgbench"
+    /// The live load's sessions' (the pool's) `application_name`.
+    static let savesApplicationName = "cutover-bench"
+    /// How often the live load's sessions are sampled: each runs a statement for about a
+    /// millisecond of every 20, so the backfill's 50 ms would see few of them running.
+    static let savesSampleInterval: Duration = .milliseconds(20)
 
     func run() async throws -> [ScenarioResult] {
         let database = try await BenchDatabase.create(Self.databaseName, on: server)
@@ -79,11 +86,15 @@ struct BackfillScenario {
         var setBased: [Run] = []
         var alone = Latencies()
         var aloneSaves = 0
+        var aloneObservation: BackfillObservation?
         try await warmUp(rows: rows, in: database, pool: pool)
         for round in 0..<options.lengths.backfillRounds {
             for oursFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                 var load = try await freshTable(rows: rows, in: database, pool: pool)
+                let watching = try await watchSaves(in: database)
                 let quiet = await load.run(until: .now + window, pace: Self.savePace)
+                let watched = try await watching.finish()
+                aloneObservation = aloneObservation.map { $0.adding(watched) } ?? watched
                 try check(quiet)
                 alone.append(quiet.latencies)
                 aloneSaves += quiet.saves
@@ -91,6 +102,7 @@ struct BackfillScenario {
                     ours.append(try await backfillWithEngine(database, load: &load))
                     log.step("backfill, \(label) rows: BackfillEngine \(Format.number(ours.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(ours.last!.saves.latencies.percentile(0.99))) (alone \(Format.milliseconds(quiet.latencies.percentile(0.99))))")
                     log.step("  \(ours.last!.account)")
+                    log.step("  saves during it \(ours.last!.savesObservation.whileRunningSummary); alone \(watched.whileRunningSummary)")
                 } else {
                     setBased.append(try await backfillWithOneUpdate(database, load: &load))
                     log.step("backfill, \(label) rows: one UPDATE \(Format.number(setBased.last!.rowsPerSecond)) rows/s, saves p99 \(Format.milliseconds(setBased.last!.saves.latencies.percentile(0.99)))")
@@ -124,15 +136,20 @@ struct BackfillScenario {
                 + Self.accounts(of: ours, as: "BackfillEngine") + Self.accounts(of: setBased, as: "one UPDATE"))
         let duringP99 = duringOurs.percentile(0.99) ?? 0
         let aloneP99 = alone.percentile(0.99) ?? 0
+        var liveLoadExtra = savesExtra(during: ours, alone: aloneObservation)
+        liveLoadExtra["p99_ms_during_set_based_update"] = duringSetBased.percentile(0.99) ?? 0
+        liveLoadExtra["saves_failed_during_set_based_update"] = Double(setBased.map(\.saves.errors).reduce(0, +))
+        let duringSummary = BackfillObservation.combined(ours.map(\.savesObservation))?.whileRunningSummary ?? "not seen"
+        let savesNote = "where the saves' sessions were, sampled every \(Int(Self.savesSampleInterval.milliseconds)) ms: during BackfillEngine, "
+            + duringSummary + "; alone, " + (aloneObservation?.whileRunningSummary ?? "not seen")
+            + "; extra: the shares of those samples, during_share_* and alone_share_*"
         let liveLoad = ScenarioResult(
             scenario: "saves' p99 during backfill", unit: "ms", ours: duringP99,
             baselineName: "the same saves without a backfill", baseline: aloneP99,
             ratio: aloneP99 > 0 ? duringP99 / aloneP99 : nil, goal: .ratioBelow(2),
             latencyOurs: duringOurs.summary, latencyBaseline: alone.summary, rows: duringOurs.count + aloneSaves,
             duration: ours.map(\.duration.seconds).reduce(0, +),
-            extra: ["p99_ms_during_set_based_update": duringSetBased.percentile(0.99) ?? 0,
-                    "saves_failed_during_set_based_update": Double(setBased.map(\.saves.errors).reduce(0, +))],
-            settings: settings)
+            extra: liveLoadExtra, settings: settings, notes: [savesNote])
         let memory = Self.peakMemory(of: ours, rows: rows, against: [smallRun],
                                      rowsThen: options.lengths.smallBackfillRows)
         var results = [throughput, liveLoad, memory]
@@ -170,6 +187,30 @@ struct BackfillScenario {
                 + ["extra: the WAL the server wrote during the run (MB), checkpoints begun, shared buffers client backends wrote out, "
                    + "and the share of the backfill session's samples (every \(Int(BackfillObserver.interval.milliseconds)) ms) on the CPU, in each wait event, or between statements"])
         return [throughput, Self.peakMemory(of: [large], rows: rows, against: ours, rowsThen: options.lengths.backfillRows)]
+    }
+
+    /// A ``BackfillObserver`` of the live load's sessions.
+    private func watchSaves(in database: BenchDatabase) async throws -> BackfillObserver {
+        try await BackfillObserver(configuration: database.configuration, applicationNames: [Self.savesApplicationName],
+                                   interval: Self.savesSampleInterval)
+    }
+
+    /// The shares of the saves' samples while running a statement, in each state that matters,
+    /// during `runs` and alone.
+    private func savesExtra(during runs: [Run], alone: BackfillObservation?) -> [String: Double] {
+        var extra: [String: Double] = [:]
+        let during = BackfillObservation.combined(runs.map(\.savesObservation))
+        for (prefix, observation) in [("during_", during), ("alone_", alone)] {
+            guard let observation else { continue }
+            let running = BackfillObservation(walBytes: 0, checkpoints: 0, backendWrites: nil, samples: observation.whileRunning)
+            for (name, value) in running.extra(prefix: prefix) where name.contains("share_") && !name.hasSuffix("between_statements") {
+                extra[name] = value
+            }
+            extra[prefix + "running_samples"] = Double(running.sampleCount)
+            extra[prefix + "share_lock"] = running.samples.filter { $0.key.hasPrefix("Lock:") }.map { Double($0.value) }
+                .reduce(0, +) / Double(max(running.sampleCount, 1))
+        }
+        return extra
     }
 
     /// One note per run: `BackfillEngine, run 2: 6.1 s, 201 batches …`.
@@ -377,6 +418,7 @@ struct BackfillScenario {
                                  failedSavesAllowed: Bool = false,
                                  _ backfill: @escaping @Sendable () async throws -> (Int64, Duration, Int?)) async throws -> Run {
         let observer = try await BackfillObserver(configuration: database.configuration, applicationNames: [applicationName])
+        let savesObserver = try await watchSaves(in: database)
         let stop = StopSignal()
         let saving = Task { [load] in
             var running = load
@@ -393,19 +435,20 @@ struct BackfillScenario {
         let (saves, moved) = await saving.value
         load = moved
         let peak = PeakMemory.highWaterMark()
-        let observed: Result<BackfillObservation, any Error>
+        let observed: Result<(BackfillObservation, BackfillObservation), any Error>
         do {
-            observed = .success(try await observer.finish())
+            observed = .success((try await observer.finish(), try await savesObserver.finish()))
         } catch {
             observed = .failure(error)
         }
         // The backfill's error first: the observer's, if any, came after it.
         let (converted, duration, batches) = try outcome.get()
-        let observation = try observed.get()
+        let (observation, savesObservation) = try observed.get()
         if !failedSavesAllowed { try check(saves) }
         let left = try await remaining(database)
         guard left == 0 else { throw BenchError("the backfill left \(left) rows unconverted") }
-        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak, batches: batches, observation: observation)
+        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak, batches: batches, observation: observation,
+                   savesObservation: savesObservation)
     }
 
     private func remaining(_ database: BenchDatabase) async throws -> Int64 {

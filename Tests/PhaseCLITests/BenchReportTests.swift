@@ -27,7 +27,7 @@ struct BenchReportTests {
     }
 
     @Test("a backfill's account: the WAL, the checkpoints, and where its sessions were, most first")
-    func account() {
+    func account() throws {
         let observation = BackfillObservation(walBytes: 475_000_000, checkpoints: 1, backendWrites: 55_116,
                                               samples: ["CPU": 90, "IO:WALSync": 6, "between statements": 3, "IO:DataFileRead": 1])
         #expect(observation.summary == "WAL 453 MB, 1 checkpoint, 55,116 buffers written by backends; its sessions (100 samples): "
@@ -39,6 +39,12 @@ struct BenchReportTests {
         #expect(extra["ours_share_between_statements"] == 0.03)
         #expect(extra["ours_backend_buffer_writes"] == 55_116)
         #expect(extra["ours_checkpoints"] == 1)
+        #expect(observation.whileRunningSummary == "while running a statement (97 samples): CPU 93%, IO:WALSync 6%, IO:DataFileRead 1%")
+        let both = try #require(BackfillObservation.combined([observation, observation]))
+        #expect(both.walBytes == 950_000_000)
+        #expect(both.samples["CPU"] == 180)
+        #expect(both.backendWrites == 110_232)
+        #expect(BackfillObservation.combined([]) == nil)
         let unseen = BackfillObservation(walBytes: 0, checkpoints: 2, backendWrites: nil, samples: [:])
         #expect(unseen.summary == "WAL 0 MB, 2 checkpoints; its sessions (0 samples): not seen")
         #expect(unseen.extra()["backend_buffer_writes"] == nil)

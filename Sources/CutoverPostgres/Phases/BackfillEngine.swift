@@ -168,6 +168,10 @@ public struct BackfillEngine: Sendable {
         public var targetBatchTime: Duration = .zero
         /// Workers converting at once: more than 1 while key ranges are converted in parallel.
         public var workers: Int = 1
+        /// Direct batches (a plan's batch that waits for rows others hold) whose wait ran out in
+        /// this run: each was rolled back and its keys converted by the skipping batch, which
+        /// the next ``DirectBatchGate/skippingAfterWait`` batches used as well.
+        public var directWaitsRunOut: Int = 0
 
         /// Rows the application's own writes converted (or deleted) since the backfill began,
         /// as of the start of this run or the end of its last pass: never in ``converted``.
@@ -328,6 +332,7 @@ public struct BackfillEngine: Sendable {
                                              on: connection, progress: &current)
             current.batches += 1
             current.converted += batch.converted
+            current.directWaitsRunOut = directBatches.waitsRunOut
             skipped.note(batch.skipped, after: cursor, through: batch.lastKey ?? spans[span].upper)
             cursor = batch.lastKey
             if cursor == nil, span + 1 < spans.count {
@@ -480,9 +485,16 @@ public struct BackfillEngine: Sendable {
         // and the next durable commit (the runner's record of the step, any save) flushes
         // the WAL of every batch before it. Not waiting for each batch's flush is part of
         // what lets a backfill keep up with one set-based UPDATE.
+        // No JIT compilation: the planner cannot see the batch's bounds (they come from the
+        // batch's own subqueries), so it estimates a share of the whole table, and on a large
+        // table whose key order the conversion has scattered (each converted row moves) the
+        // cost of that estimate passes `jit_above_cost`. Every batch, planned afresh, compiled
+        // its expressions again, 10 to 35 ms of CPU in a batch meant to take 50, to which the batch sizer
+        // answered with smaller batches, each paying it again: a backfill of 10,000,000 rows
+        // ran at a third of its pace. A batch touches a few thousand rows; compiling never pays.
         let settings = """
             SET LOCAL lock_timeout = '\(timeout)ms'; SET LOCAL plan_cache_mode = force_custom_plan;
-            SET LOCAL synchronous_commit = off
+            SET LOCAL synchronous_commit = off; SET LOCAL jit = off
             """
         return try connection.withTransaction(settings: settings) { connection in
             let rows = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds))

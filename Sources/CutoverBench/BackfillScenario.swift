@@ -32,8 +32,8 @@ struct BackfillScenario {
         var duration: Duration
         var saves: SaveLoad.Result
         var peakMemory: Int?
-        /// Batches the engine ran; nil for the one UPDATE.
-        var batches: Int?
+        /// How the engine spent the run; nil for the one UPDATE.
+        var engine: EngineAccount?
         /// What the server did meanwhile.
         var observation: BackfillObservation
         /// Where the live load's sessions were meanwhile.
@@ -43,10 +43,35 @@ struct BackfillScenario {
 
         /// `6.1 s, 201 batches of 4,975 rows on average, WAL 490 MB, …`: the run, and why it took that long.
         var account: String {
-            let batching = batches.map { batches in
-                "\(Format.number(Double(batches))) batch\(batches == 1 ? "" : "es") of \(Format.number(Double(rows) / Double(max(batches, 1)))) rows on average, "
-            } ?? ""
+            let batching = engine.map { "\($0.text(rows: rows)), " } ?? ""
             return String(format: "%.1f s, ", duration.seconds) + batching + observation.summary
+        }
+    }
+
+    /// How the engine spent a run, from its progress after each batch.
+    struct EngineAccount: Sendable {
+        var batches = 0
+        var passes = 1
+        /// Direct batches whose wait for a row ran out (each done again by the skipping batch).
+        var directWaitsRunOut = 0
+        /// From the start to the first batch: the count of rows to convert, mostly.
+        var beforeFirstBatch: Duration = .zero
+        /// The batches' own time, as the engine timed each.
+        var inBatches: Duration = .zero
+
+        /// `0.4 s before the first batch, 201 batches of 4,975 rows on average in 5.2 s (26 ms each), 1 pass, no direct batch's wait ran out`.
+        func text(rows: Int64) -> String {
+            let each = batches > 0 ? " (\(Format.milliseconds(inBatches.seconds * 1000 / Double(batches))) each)" : ""
+            return String(format: "%.1f s before the first batch, ", beforeFirstBatch.seconds)
+                + "\(Format.number(Double(batches))) batch\(batches == 1 ? "" : "es") of \(Format.number(Double(rows) / Double(max(batches, 1)))) rows on average"
+                + String(format: " in %.1f s", inBatches.seconds) + each + ", \(passes) pass\(passes == 1 ? "" : "es"), "
+                + (directWaitsRunOut == 0 ? "no direct batch's wait ran out" : "\(directWaitsRunOut) direct batches' waits ran out")
+        }
+
+        /// The figures for a scenario's `extra`.
+        var extra: [String: Double] {
+            ["batches": Double(batches), "passes": Double(passes), "direct_waits_run_out": Double(directWaitsRunOut),
+             "seconds_before_first_batch": beforeFirstBatch.seconds, "seconds_in_batches": inBatches.seconds]
         }
     }
 
@@ -181,7 +206,7 @@ struct BackfillScenario {
             baselineName: "BackfillEngine at \(label) rows (median of its runs above)", baseline: firstSize,
             ratio: firstSize > 0 ? large.rowsPerSecond / firstSize : nil, goal: .ratioAtLeast(0.9),
             latencyOurs: large.saves.latencies.summary, rows: Int(large.rows), duration: large.duration.seconds,
-            extra: large.observation.extra().merging(["batches": Double(large.batches ?? 0)]) { $1 },
+            extra: large.observation.extra().merging(large.engine?.extra ?? [:]) { $1 },
             settings: settings + "; one run",
             notes: Self.accounts(of: [large], as: "BackfillEngine") + Self.accounts(of: ours, as: "BackfillEngine at \(label) rows")
                 + ["extra: the WAL the server wrote during the run (MB), checkpoints begun, shared buffers client backends wrote out, "
@@ -376,14 +401,26 @@ struct BackfillScenario {
     }
 
     /// Runs `engine` on a session of its own named ``engineApplicationName``: rows converted,
-    /// time taken, batches run.
-    private func runEngine(_ engine: BackfillEngine, in database: BenchDatabase) async throws -> (Int64, Duration, Int?) {
+    /// time taken, and how the engine spent it.
+    private func runEngine(_ engine: BackfillEngine, in database: BenchDatabase) async throws -> (Int64, Duration, EngineAccount?) {
         let configuration = server.configuration(database: database.name, applicationName: Self.engineApplicationName)
         let began = ContinuousClock.now
-        let progress = try await runOnDedicatedThread(named: "cutover-bench-backfill") {
-            try engine.run(on: PostgresConnection(configuration: configuration))
+        return try await runOnDedicatedThread(named: "cutover-bench-backfill") {
+            var account = EngineAccount()
+            var firstBatch: ContinuousClock.Instant?
+            let progress = try engine.run(on: PostgresConnection(configuration: configuration), progress: { progress in
+                // Called once before the first batch, then after each batch (and at a pass's end).
+                if firstBatch == nil { firstBatch = .now }
+                if progress.batches > account.batches {
+                    account.inBatches += progress.lastBatchTime
+                    account.batches = progress.batches
+                }
+            })
+            account.passes = progress.pass
+            account.directWaitsRunOut = progress.directWaitsRunOut
+            account.beforeFirstBatch = (firstBatch ?? .now) - began
+            return (progress.converted, ContinuousClock.now - began, account)
         }
-        return (progress.converted, ContinuousClock.now - began, progress.batches)
     }
 
     /// The built-in drafts plan and its backfill step.
@@ -416,7 +453,7 @@ struct BackfillScenario {
     /// row was converted and, unless `failedSavesAllowed`, that every save committed.
     private func measureBackfill(_ database: BenchDatabase, load: inout SaveLoad, observing applicationName: String,
                                  failedSavesAllowed: Bool = false,
-                                 _ backfill: @escaping @Sendable () async throws -> (Int64, Duration, Int?)) async throws -> Run {
+                                 _ backfill: @escaping @Sendable () async throws -> (Int64, Duration, EngineAccount?)) async throws -> Run {
         let observer = try await BackfillObserver(configuration: database.configuration, applicationNames: [applicationName])
         let savesObserver = try await watchSaves(in: database)
         let stop = StopSignal()
@@ -425,7 +462,7 @@ struct BackfillScenario {
             let result = await running.run(until: .now + .seconds(3600), stop: stop, pace: Self.savePace)
             return (result, running)
         }
-        let outcome: Result<(Int64, Duration, Int?), any Error>
+        let outcome: Result<(Int64, Duration, EngineAccount?), any Error>
         do {
             outcome = .success(try await backfill())
         } catch {
@@ -442,12 +479,12 @@ struct BackfillScenario {
             observed = .failure(error)
         }
         // The backfill's error first: the observer's, if any, came after it.
-        let (converted, duration, batches) = try outcome.get()
+        let (converted, duration, engine) = try outcome.get()
         let (observation, savesObservation) = try observed.get()
         if !failedSavesAllowed { try check(saves) }
         let left = try await remaining(database)
         guard left == 0 else { throw BenchError("the backfill left \(left) rows unconverted") }
-        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak, batches: batches, observation: observation,
+        return Run(rows: converted, duration: duration, saves: saves, peakMemory: peak, engine: engine, observation: observation,
                    savesObservation: savesObservation)
     }
 

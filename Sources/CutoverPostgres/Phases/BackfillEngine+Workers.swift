@@ -100,7 +100,8 @@ extension BackfillEngine {
                                              in: .range(number: range.number, upper: range.upper), report: nil, on: session)
                     let pause = try pacer.afterBatch(clearance, time: clock.now - began, endedRange: batch.lastKey == nil,
                                                      on: session, progress: &mine)
-                    board.record(batchOf: batch.converted, skipped: batch.skipped, after: cursor, through: batch.lastKey ?? range.upper)
+                    board.record(batchOf: batch.converted, skipped: batch.skipped, after: cursor, through: batch.lastKey ?? range.upper,
+                                 directWaitsRunOut: directBatches.waitsRunOut)
                     guard let key = batch.lastKey else { break }
                     cursor = key
                     pacer.rest(pause, progress: &mine)
@@ -148,11 +149,12 @@ final class WorkerBoard: Sendable {
     var skipped: BackfillEngine.SkippedRows { state.withLock { $0.skipped } }
 
     /// Adds a worker's batch of `converted` rows to the sum, and the rows it skipped in the keys
-    /// after `after` through `last`.
-    func record(batchOf converted: Int64, skipped: Int64?, after: String?, through last: String?) {
+    /// after `after` through `last`; `directWaitsRunOut`: the backfill's direct batches whose wait ran out so far.
+    func record(batchOf converted: Int64, skipped: Int64?, after: String?, through last: String?, directWaitsRunOut: Int) {
         state.withLock { state in
             state.progress.converted += converted
             state.progress.batches += 1
+            state.progress.directWaitsRunOut = max(state.progress.directWaitsRunOut, directWaitsRunOut)
             state.skipped.note(skipped, after: after, through: last)
         }
         changed.signal()

@@ -275,10 +275,14 @@ struct BackfillScenario {
             log.step("backfill: no standby run with --database-url (the benchmark starts a standby only of its own cluster)")
             return nil
         }
+        // The table first, then the standby: its base backup holds the table, and no burst of
+        // WAL and CHECKPOINT comes between the backup's end and the standby's streaming. The
+        // standby streams without a slot, and a checkpoint in that gap may recycle the WAL it
+        // has yet to ask for, after which it never catches up.
+        var load = try await freshTable(rows: options.lengths.backfillRows, in: database, pool: pool)
         log.step("backfill: starting a streaming standby")
         let standby = try await cluster.startStandby()
         defer { standby.stop() }
-        var load = try await freshTable(rows: options.lengths.backfillRows, in: database, pool: pool)
         let (source, step) = try draftsBackfill()
         var pace = engineOptions(for: step)
         pace.replicaLag = ReplicaLagCeiling(maximum: Self.standbyCeiling)
@@ -290,7 +294,11 @@ struct BackfillScenario {
             let connection = try PostgresConnection(configuration: configuration)
             let deadline = ContinuousClock.now + .seconds(60)
             while try !StandbyReplication.list(upstream: "primary", on: connection).contains(where: { $0.isStandby && $0.replayPosition != nil }) {
-                guard ContinuousClock.now < deadline else { throw BenchError("the benchmark's standby did not report its replay within 60 s") }
+                guard ContinuousClock.now < deadline else {
+                    let said = (try? String(contentsOfFile: standby.logFile, encoding: .utf8)) ?? ""
+                    let last = said.split(separator: "\n").suffix(5).joined(separator: "\n  ")
+                    throw BenchError("the benchmark's standby did not report its replay within 60 s; the last lines of its log:\n  \(last)")
+                }
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }

@@ -28,27 +28,33 @@ struct BackfillObservation: Sendable, Equatable {
     /// `WAL 490 MB, 3 checkpoints, 1,204 buffers written by backends; its session: CPU 62%, IO:WALWrite 10%, …`:
     /// the states of at least 1% of samples, most first.
     var summary: String {
-        let states = samples.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-            .filter { share(of: $0.key) >= 0.01 }
-            .map { "\($0.key) \(Int((share(of: $0.key) * 100).rounded()))%" }
         let writes = backendWrites.map { ", \(Format.number(Double($0))) buffers written by backends" } ?? ""
         return "WAL \(Format.number(Double(walBytes) / 1_048_576)) MB, \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s")\(writes); "
-            + "its sessions (\(sampleCount) samples): " + (states.isEmpty ? "not seen" : states.joined(separator: ", "))
+            + "its sessions (\(sampleCount) samples): " + states
     }
 
-    /// The samples of sessions running a statement, leaving out those between statements.
-    var whileRunning: [String: Int] { samples.filter { $0.key != Self.betweenStatements } }
+    /// `CPU 60%, IO:WALSync 25%, …`: the states of at least 1% of the samples, most first.
+    private var states: String {
+        let shown = samples.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .filter { share(of: $0.key) >= 0.01 }
+            .map { "\($0.key) \(Int((share(of: $0.key) * 100).rounded()))%" }
+        return shown.isEmpty ? "not seen" : shown.joined(separator: ", ")
+    }
+
+    /// The samples of sessions running a statement, leaving out those between statements; the
+    /// counters as they are.
+    var whileRunning: BackfillObservation {
+        var running = self
+        running.samples = samples.filter { $0.key != Self.betweenStatements }
+        return running
+    }
 
     /// `while running a statement (120 samples): CPU 60%, IO:WALSync 25%, …`: where sessions that
     /// spend most of their time waiting for their client (a live load's) were when they were
     /// not, the states of at least 1% of those samples, most first.
     var whileRunningSummary: String {
         let running = whileRunning
-        let count = running.values.reduce(0, +)
-        let states = running.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-            .filter { count > 0 && Double($0.value) / Double(count) >= 0.01 }
-            .map { "\($0.key) \(Int((Double($0.value) / Double(count) * 100).rounded()))%" }
-        return "while running a statement (\(count) samples): " + (states.isEmpty ? "not seen" : states.joined(separator: ", "))
+        return "while running a statement (\(running.sampleCount) samples): " + running.states
     }
 
     /// The samples of `self` and `other` together, and their counters added.
@@ -99,8 +105,16 @@ final class BackfillObserver: Sendable {
         var backendWrites: Int64?
     }
 
-    /// Reads the counters and starts sampling the sessions named `applicationNames` every `interval`.
+    /// The observer's own sessions' `application_name`: never one it samples, nor another
+    /// observer's sessions among the live load's.
+    static let applicationName = "cutover-bench-observer"
+
+    /// Reads the counters and starts sampling the sessions named `applicationNames` every
+    /// `interval`, on sessions of its own to `configuration`'s database.
     init(configuration: PostgresConfiguration, applicationNames: [String], interval: Duration = BackfillObserver.interval) async throws {
+        var own = configuration
+        own.applicationName = Self.applicationName
+        let configuration = own
         self.configuration = configuration
         before = try await runOnDedicatedThread(named: "cutover-bench-observer") {
             try Self.counters(on: PostgresConnection(configuration: configuration))
@@ -116,7 +130,7 @@ final class BackfillObserver: Sendable {
                         SELECT CASE WHEN state <> 'active' THEN \(BackfillObservation.betweenStatements)
                                     ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END AS doing
                           FROM pg_stat_activity
-                         WHERE application_name = ANY(string_to_array(\(names), ',')) AND pid <> pg_backend_pid()
+                         WHERE application_name = ANY(string_to_array(\(names), ','))
                         """)
                     for row in rows { samples[try row.decode(String.self, "doing"), default: 0] += 1 }
                     Thread.sleep(forTimeInterval: interval.seconds)

@@ -79,8 +79,6 @@ struct BackfillScenario {
     static let engineApplicationName = "cutover-bench-backfill"
     /// pgbench's own, for the one UPDATE.
     static let pgbenchApplicationName = "pgbench"
-    /// The live load's sessions' (the pool's) `application_name`.
-    static let savesApplicationName = "cutover-bench"
     /// How often the live load's sessions are sampled: each runs a statement for about a
     /// millisecond of every 20, so the backfill's 50 ms would see few of them running.
     static let savesSampleInterval: Duration = .milliseconds(20)
@@ -216,7 +214,8 @@ struct BackfillScenario {
 
     /// A ``BackfillObserver`` of the live load's sessions.
     private func watchSaves(in database: BenchDatabase) async throws -> BackfillObserver {
-        try await BackfillObserver(configuration: database.configuration, applicationNames: [Self.savesApplicationName],
+        // The pool's sessions have the database's application_name (BenchServer.configuration).
+        try await BackfillObserver(configuration: database.configuration, applicationNames: [database.configuration.applicationName ?? ""],
                                    interval: Self.savesSampleInterval)
     }
 
@@ -227,7 +226,7 @@ struct BackfillScenario {
         let during = BackfillObservation.combined(runs.map(\.savesObservation))
         for (prefix, observation) in [("during_", during), ("alone_", alone)] {
             guard let observation else { continue }
-            let running = BackfillObservation(walBytes: 0, checkpoints: 0, backendWrites: nil, samples: observation.whileRunning)
+            let running = observation.whileRunning
             for (name, value) in running.extra(prefix: prefix) where name.contains("share_") && !name.hasSuffix("between_statements") {
                 extra[name] = value
             }

@@ -52,7 +52,11 @@ struct BackfillJITTests {
         try holder.query("SELECT 1 FROM drafts WHERE id = 'draft-0100' FOR UPDATE")
         let running = Task { try await onThread { try engine.run(on: PostgresConnection(configuration: configuration)) } }
         // Let go of the row once a direct batch has given way to the skipping one; a later pass converts it.
-        while engine.directBatches.waitsRunOut == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while engine.directBatches.waitsRunOut == 0 {
+            guard ContinuousClock.now < deadline else { Issue.record("no direct batch's wait ran out within 60 s"); break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try holder.execute(unsafeSQL: "COMMIT")
         let progress = try await running.value
         #expect(progress.converted == 400, "\(progress)")
